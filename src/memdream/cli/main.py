@@ -1,0 +1,276 @@
+"""The `memdream` command: each command parses options, makes one facade call, prints.
+
+Exit codes: 0 ok, 1 refused input or a problem found, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from memdream.errors import MemdreamError
+from memdream.model.entry import LAYERS, TYPES, Entry
+
+
+def _scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--agent", envvar="MEMDREAM_AGENT", default=None, help="Agent name of the scope [env MEMDREAM_AGENT; default main].")(fn)
+    fn = click.option("--user", envvar="MEMDREAM_USER", default=None, help="User name of the scope [env MEMDREAM_USER; default me].")(fn)
+    fn = click.option("--vault", envvar="MEMDREAM_VAULT", default=None, type=click.Path(file_okay=False), help="Vault folder [env MEMDREAM_VAULT; default ~/.memdream].")(fn)
+    return fn
+
+
+_json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+
+
+def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemdreamError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper
+
+
+def _open(vault: str | None, user: str | None, agent: str | None, create: bool = False):  # type: ignore[no-untyped-def]
+    from memdream.memory import open_memory
+
+    return open_memory(vault, user, agent, create=create)
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _when(d: Any) -> str:
+    return d.strftime("%Y-%m-%d %H:%M") if d is not None else "…"
+
+
+def _line(e: Entry) -> str:
+    flags = []
+    if e.pinned:
+        flags.append("pinned")
+    if e.subject:
+        flags.append(f"subject={e.subject}")
+    if e.valid_to is not None:
+        flags.append(f"ended {_when(e.valid_to)}" + (f" ({e.end})" if e.end else ""))
+    extra = f"  [{', '.join(flags)}]" if flags else ""
+    return f"{e.id or '-':6}  {e.effective_type:11}  {e.text}{extra}"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memdream")
+def cli() -> None:
+    """memdream: long-term memory for AI agents, one Markdown line per memory.
+
+    Files are the truth (scopes/<agent>/<user>/MEMORY.md and memory/recall/*.md in the
+    vault); a derived SQLite index under .memdream/ makes them fast to search.
+    """
+
+
+@cli.command()
+@_scope_options
+@_handle_errors
+def init(vault: str | None, user: str | None, agent: str | None) -> None:
+    """Create a vault (and a commented memdream.toml) if there is none."""
+    from memdream.config import CONFIG_TEMPLATE
+    from memdream.memory import open_memory
+
+    mem = open_memory(vault, user, agent, create=True)
+    created_cfg = False
+    if not mem.vault.config_path.exists():
+        mem.vault.config_path.write_text(CONFIG_TEMPLATE, encoding="utf-8")
+        created_cfg = True
+    click.echo(f"vault ready at {mem.vault.root}" + (" (memdream.toml written)" if created_cfg else ""))
+    click.echo(f'next: memdream remember "I prefer dark themes" --vault {mem.vault.root}')
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--type", "type_", type=click.Choice(TYPES), default=None, help="Memory type; guessed from the text when omitted.")
+@click.option("--subject", default=None, help="Subject key (e.g. 所在地, location): a new value for the same subject supersedes the old one.")
+@click.option("--pin", is_flag=True, help="Pin it: always in the resident snapshot, never touched by dreams.")
+@_scope_options
+@_json_option
+@_handle_errors
+def remember(text: str, type_: str | None, subject: str | None, pin: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Remember TEXT (one fact, preference, rule, ...). Secrets are refused (exit 1)."""
+    with _open(vault, user, agent, create=True) as mem:
+        out = mem.write(text, type=type_, subject=subject, pin=pin)
+    if as_json:
+        _emit(out.to_json())
+        return
+    e = out.entry
+    if out.action == "duplicate":
+        click.echo(f"already known as {e.id} (similarity {out.similarity:.2f}); refreshed it instead of adding a copy")
+    else:
+        click.echo(f"remembered {e.id} ({e.effective_type}, {e.layer} layer)")
+        for old in out.superseded:
+            click.echo(f"  supersedes {old.id}: {old.text}  (valid until {_when(old.valid_to)})")
+
+
+@cli.command()
+@click.argument("entry_id")
+@click.option("--hard", is_flag=True, help="Delete the line from the files for good (asks first).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation with --hard.")
+@_scope_options
+@_json_option
+@_handle_errors
+def forget(entry_id: str, hard: bool, yes: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Forget ENTRY_ID: end its validity and move it to the archive (or delete it with --hard)."""
+    with _open(vault, user, agent) as mem:
+        if hard and not yes:
+            e = mem.get(entry_id)
+            if not click.confirm(f"Delete {entry_id} ({e.text!r}) for good? History of it will be gone", default=False):
+                click.echo("nothing deleted")
+                sys.exit(1)
+        e = mem.forget(entry_id, hard=hard)
+    if as_json:
+        _emit(e.to_json())
+    else:
+        click.echo(f"deleted {entry_id}: {e.text}" if hard else f"forgot {entry_id} (archived, still in the files): {e.text}")
+
+
+def _pin_command(pinned: bool) -> Callable[..., None]:
+    @_scope_options
+    @_json_option
+    @_handle_errors
+    def command(entry_id: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+        with _open(vault, user, agent) as mem:
+            e = mem.pin(entry_id, pinned=pinned)
+        if as_json:
+            _emit(e.to_json())
+        else:
+            click.echo(f"{'pinned' if pinned else 'unpinned'} {e.id}: {e.text}")
+
+    return command
+
+
+cli.command("pin", help="Pin ENTRY_ID: always in the resident snapshot, never touched by dreams.")(
+    click.argument("entry_id")(_pin_command(True))
+)
+cli.command("unpin", help="Unpin ENTRY_ID.")(click.argument("entry_id")(_pin_command(False)))
+
+
+@cli.command()
+@click.argument("subject_or_id")
+@_scope_options
+@_json_option
+@_handle_errors
+def history(subject_or_id: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """The supersede trail of a subject (or of an entry id) with validity windows."""
+    with _open(vault, user, agent) as mem:
+        trail = mem.history(subject_or_id)
+    if as_json:
+        _emit({"subject": subject_or_id, "entries": [e.to_json() for e in trail]})
+        return
+    for e in trail:
+        state = "current" if e.valid_to is None else (e.end or "ended")
+        sup = f"  supersedes {e.supersedes}" if e.supersedes else ""
+        click.echo(f"{_when(e.valid_from or e.created_at)} → {_when(e.valid_to) if e.valid_to else 'now':16}  {e.id}  {e.text}  [{state}]{sup}")
+
+
+@cli.command("list")
+@click.option("--layer", type=click.Choice(LAYERS), default=None, help="Only this layer (default: resident and recall).")
+@click.option("--all", "include_ended", is_flag=True, help="Include superseded, forgotten and archived entries.")
+@_scope_options
+@_json_option
+@_handle_errors
+def list_(layer: str | None, include_ended: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """List memories by layer."""
+    with _open(vault, user, agent) as mem:
+        entries = mem.list(layer=layer, include_ended=include_ended)
+    if as_json:
+        _emit({"entries": [e.to_json() for e in entries]})
+        return
+    if not entries:
+        click.echo('no memories yet; add one with: memdream remember "..."')
+    current = None
+    for e in entries:
+        if e.layer != current:
+            current = e.layer
+            click.echo(f"# {current}")
+        click.echo(_line(e))
+
+
+@cli.group()
+def index() -> None:
+    """The derived SQLite index (safe to delete; rebuilt from the files)."""
+
+
+@index.command("rebuild")
+@_scope_options
+@_json_option
+@_handle_errors
+def index_rebuild(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Delete the index and build it again from every scope's files."""
+    import time
+
+    with _open(vault, user, agent) as mem:
+        start = time.perf_counter()
+        n = mem.index.rebuild(mem.vault.scopes())
+        took = time.perf_counter() - start
+    if as_json:
+        _emit({"entries": n, "seconds": round(took, 3)})
+    else:
+        click.echo(f"index rebuilt: {n} entries in {took:.2f} s")
+
+
+@index.command("sync")
+@_scope_options
+@_json_option
+@_handle_errors
+def index_sync(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Catch the index up with edits made to the files (every command also does this)."""
+    with _open(vault, user, agent) as mem:
+        n = sum(mem.index.sync_scope(s) for s in mem.vault.scopes())
+    if as_json:
+        _emit({"files_changed": n})
+    else:
+        click.echo(f"index synced: {n} file(s) re-read")
+
+
+@cli.command()
+@_scope_options
+@_json_option
+@_handle_errors
+def doctor(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Check that every file parses and that the index agrees with the files (exit 1 on problems)."""
+    from memdream.doctor import check_vault
+
+    with _open(vault, user, agent) as mem:
+        problems = check_vault(mem.vault, mem.index)
+    if as_json:
+        _emit({"ok": not problems, "problems": [p.to_json() for p in problems]})
+    else:
+        for p in problems:
+            click.echo(str(p))
+        click.echo("all files parse and the index agrees with them" if not problems else f"{len(problems)} problem(s) found")
+    sys.exit(1 if problems else 0)
+
+
+@cli.command()
+@click.option("--keep", type=click.Path(file_okay=False), default=None, help="Build the demo vault here instead of a temporary folder.")
+@_handle_errors
+def demo(keep: str | None) -> None:
+    """Tell the 所在地 story on a throwaway vault (no model, no network)."""
+    from memdream.demo import run_demo
+
+    run_demo(keep)
+
+
+def main() -> None:
+    cli(prog_name="memdream")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Configuration: the only reader of memdream.toml and MEMDREAM_* variables.
+
+Precedence: explicit arguments (CLI flags, function arguments) > environment > memdream.toml
+in the vault > defaults. The environment names are a public contract (DESIGN section 10).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memdream.errors import ConfigError
+from memdream.store.vault import CONFIG_FILE, DEFAULT_AGENT, DEFAULT_USER
+
+ENV_VAULT = "MEMDREAM_VAULT"
+ENV_USER = "MEMDREAM_USER"
+ENV_AGENT = "MEMDREAM_AGENT"
+ENV_LLM_BASE_URL = "MEMDREAM_LLM_BASE_URL"
+ENV_LLM_MODEL = "MEMDREAM_LLM_MODEL"
+ENV_LLM_API_KEY = "MEMDREAM_LLM_API_KEY"
+ENV_EMBEDDER = "MEMDREAM_EMBEDDER"
+
+DEFAULT_VAULT = "~/.memdream"
+MAX_TEXT_CHARS = 2000  # longer texts belong in the daily log or a knowledge file, not in one memory
+
+CONFIG_TEMPLATE = """\
+# memdream configuration. Every setting is optional; environment variables override it.
+# timezone = "Asia/Shanghai"      # for daily logs and dates; default: the system's local zone
+
+[scope]
+# user = "me"                     # default user (MEMDREAM_USER)
+# agent = "main"                  # default agent (MEMDREAM_AGENT)
+
+[write]
+# max_chars = 2000                # longest text one memory may hold
+"""
+
+_KNOWN: dict[str, set[str]] = {"": {"timezone", "scope", "write"}, "scope": {"user", "agent"}, "write": {"max_chars"}}
+
+
+@dataclass(frozen=True)
+class Config:
+    vault: Path
+    user: str = DEFAULT_USER
+    agent: str = DEFAULT_AGENT
+    timezone: str | None = None
+    max_text_chars: int = MAX_TEXT_CHARS
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def tzinfo(self) -> ZoneInfo | None:
+        if not self.timezone:
+            return None
+        try:
+            return ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ConfigError(
+                f"unknown time zone {self.timezone!r} in {CONFIG_FILE}",
+                "use an IANA name such as 'Asia/Shanghai' or 'Europe/Berlin'",
+            ) from exc
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", "fix the file or move it aside") from exc
+    for key in data:
+        if key not in _KNOWN[""]:
+            raise ConfigError(
+                f"unknown setting {key!r} in {path}",
+                "check the spelling; known settings: " + ", ".join(sorted(_KNOWN[""])),
+            )
+    for section, keys in _KNOWN.items():
+        if not section:
+            continue
+        table = data.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"[{section}] in {path} must be a table", "see the template 'memdream init' writes")
+        for key in table:
+            if key not in keys:
+                raise ConfigError(
+                    f"unknown setting {key!r} in [{section}] in {path}",
+                    "check the spelling; known settings: " + ", ".join(sorted(keys)),
+                )
+    return data
+
+
+def _first(*values: Any) -> Any:
+    """The first value that was given at all (an empty string counts: it is then refused)."""
+    return next(v for v in values if v is not None)
+
+
+def load_config(
+    vault: str | os.PathLike[str] | None = None,
+    user: str | None = None,
+    agent: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    env = os.environ if env is None else env
+    root = Path(vault or env.get(ENV_VAULT) or DEFAULT_VAULT).expanduser()
+    data = _read_toml(root / CONFIG_FILE)
+    scope = data.get("scope", {})
+    write = data.get("write", {})
+    max_chars = write.get("max_chars", MAX_TEXT_CHARS)
+    if not isinstance(max_chars, int) or max_chars < 1:
+        raise ConfigError(f"[write] max_chars must be a positive integer, not {max_chars!r}", f"edit {root / CONFIG_FILE}")
+    tz = data.get("timezone")
+    if tz is not None and not isinstance(tz, str):
+        raise ConfigError("timezone must be a string such as 'Asia/Shanghai'", f"edit {root / CONFIG_FILE}")
+    cfg = Config(
+        vault=root,
+        user=_first(user, env.get(ENV_USER), scope.get("user"), DEFAULT_USER),
+        agent=_first(agent, env.get(ENV_AGENT), scope.get("agent"), DEFAULT_AGENT),
+        timezone=tz,
+        max_text_chars=max_chars,
+        raw=data,
+    )
+    cfg.tzinfo()  # fail early on a bad zone name
+    return cfg

@@ -1,0 +1,90 @@
+"""`memdream demo`: the life of the 所在地 memory, on a throwaway vault, with no model and no network.
+
+The clock is simulated so the story spans weeks in a second; everything else is the real
+code path (files, writer, index).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import click
+
+from memdream.clock import FrozenClock
+from memdream.config import load_config
+from memdream.errors import SecretRefused
+from memdream.memory import Memory
+
+CST = timezone(timedelta(hours=8), "CST")
+
+
+def _title(text: str) -> None:
+    click.echo()
+    click.secho(f"── {text} ", bold=True)
+
+
+def _show_file(mem: Memory, path: Path) -> None:
+    click.secho(f"$ cat {mem.vault.relpath(path)}", fg="cyan")
+    for line in path.read_text(encoding="utf-8").splitlines():
+        click.echo(f"  {line}")
+
+
+def run_demo(keep: str | None = None) -> None:
+    root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="memdream-demo-"))
+    clock = FrozenClock(datetime(2026, 6, 1, 9, 0, tzinfo=CST))
+    mem = Memory(load_config(root, "me", "main", env={}), clock)
+    mem.vault.init()
+    try:
+        click.secho("memdream demo: one memory's life, in plain Markdown", bold=True)
+        click.echo(f"(a throwaway vault at {root}; no model, no network)")
+
+        _title("1. 2026-06-01: you mention where you are")
+        out = mem.write("我在余杭区")
+        click.echo(f'remember "我在余杭区"  ->  {out.action} {out.entry.id}, subject {out.entry.subject!r} (read off the sentence)')
+
+        clock.set(datetime(2026, 6, 20, 18, 30, tzinfo=CST))
+        _title("2. 2026-06-20: a trip to 西湖区")
+        out = mem.write("我在西湖区")
+        click.echo(f'remember "我在西湖区"  ->  {out.action} {out.entry.id}; the old line is stamped, not deleted:')
+        for old in out.superseded:
+            click.echo(f"   {old.id} {old.text} valid until {old.valid_to:%Y-%m-%d %H:%M}")
+
+        clock.set(datetime(2026, 6, 27, 10, 0, tzinfo=CST))
+        _title("3. 2026-06-27: back in 余杭区")
+        out = mem.write("我在余杭区")
+        click.echo(f'remember "我在余杭区"  ->  {out.action} {out.entry.id} (a move back supersedes again)')
+
+        _title("The file: one line per memory, metadata hidden in an HTML comment")
+        _show_file(mem, mem.vault.recall_file_for(mem.scope, clock.now()))
+
+        _title("history 所在地: the whole trail, with validity windows")
+        for e in mem.history("所在地"):
+            end = f"{e.valid_to:%Y-%m-%d %H:%M}" if e.valid_to else "now             "
+            sup = f"  (supersedes {e.supersedes})" if e.supersedes else ""
+            click.echo(f"  {e.valid_from:%Y-%m-%d %H:%M} → {end}  {e.text}{sup}")
+
+        _title("Credentials never enter memory")
+        for secret in ("我的邮箱密码是 Tr0ub4dor&3x", "my OpenAI key is sk-proj-4f9KqZ2mN8xVt7LbR1cW3yHd6JpE0sAa"):
+            try:
+                mem.write(secret)
+                click.echo(f"  stored?! {secret}")
+            except SecretRefused as exc:
+                click.echo(f'  remember "{secret[:18]}…"  ->  {exc.message}')
+
+        _title("Saying it twice does not make two memories")
+        clock.set(datetime(2026, 6, 28, 9, 0, tzinfo=CST))
+        first = mem.write("以后都用中文回我")
+        clock.advance(hours=3)
+        again = mem.write("以后都用中文回我。")
+        click.echo(f'remember "以后都用中文回我"   ->  {first.action} {first.entry.id} ({first.entry.effective_type}, {first.entry.layer} layer)')
+        click.echo(f'remember "以后都用中文回我。" ->  {again.action}: already known as {again.entry.id}, confidence refreshed to {again.entry.confidence}')
+        _show_file(mem, mem.vault.resident_file(mem.scope))
+        click.echo()
+        click.echo("Edit these files by hand any time: the next memdream command sees the change.")
+    finally:
+        mem.close()
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,72 @@
+"""`memdream doctor`: every file parses, ids are unique, and the index agrees with the files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memdream.index.db import Index
+from memdream.store.format import parse_document
+from memdream.store.vault import NAME_RE, Vault
+from memdream.store.writer import read_file
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int  # 1-based; 0 when the problem is about the whole file
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "message": self.message}
+
+
+def check_vault(vault: Vault, index: Index) -> list[Problem]:
+    problems: list[Problem] = []
+    seen_ids: dict[str, tuple[str, int]] = {}
+    base = vault.root / "scopes"
+    if base.is_dir():
+        for agent_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+            for user_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
+                if not (NAME_RE.fullmatch(agent_dir.name) and NAME_RE.fullmatch(user_dir.name)):
+                    problems.append(Problem(vault.relpath(user_dir), 0, "folder name is not a valid scope name; memdream ignores it"))
+    for scope in vault.scopes():
+        index.sync_scope(scope)
+        expected: list[tuple[str, str, str]] = []
+        for path, layer in vault.entry_files(scope):
+            rel = vault.relpath(path)
+            data, _ = read_file(path)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = data[: exc.start].count(b"\n") + 1
+                problems.append(Problem(rel, line, "not valid UTF-8 (the bad bytes read as U+FFFD)"))
+                text = data.decode("utf-8", errors="replace")
+            doc = parse_document(text)
+            for n, ln in enumerate(doc.lines, start=1):
+                if ln.entry is None:
+                    continue
+                for message in ln.problems:
+                    problems.append(Problem(rel, n, message))
+                eid = ln.entry.id
+                if eid:
+                    if eid in seen_ids and seen_ids[eid][0] != rel or (eid in seen_ids and seen_ids[eid][1] != n):
+                        first = seen_ids[eid]
+                        problems.append(Problem(rel, n, f"id {eid!r} is also used at {first[0]}:{first[1]}"))
+                    else:
+                        seen_ids[eid] = (rel, n)
+                expected.append((rel, layer, ln.raw.rstrip("\r")))
+        scope_dir = vault.scope_dir(scope)
+        for tmp in sorted(scope_dir.rglob(".*.tmp")):
+            problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory, safe to delete"))
+        actual = sorted(index.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
+        if sorted(expected) != actual:
+            missing = set(expected) - set(actual)
+            extra = set(actual) - set(expected)
+            for rel, _, line in sorted(missing)[:20]:
+                problems.append(Problem(rel, 0, f"index is missing a line: {line[:80]!r} (run 'memdream index rebuild')"))
+            for rel, _, line in sorted(extra)[:20]:
+                problems.append(Problem(rel, 0, f"index holds a line the file does not: {line[:80]!r} (run 'memdream index rebuild')"))
+    return problems

@@ -1,0 +1,256 @@
+"""The derived index: SQLite under .memdream/ (DESIGN section 7).
+
+Everything here can be rebuilt from the files. The index keeps, per file, the state it
+was built from (size, mtime, inode, content hash); `sync` re-reads only files whose state
+changed and, within a file, re-indexes only lines whose text changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memdream.errors import VaultError
+from memdream.index.fts import index_text, match_expression
+from memdream.index.migrations import migrate
+from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
+from memdream.store.format import Document, parse_document, parse_line
+from memdream.store.vault import Scope, Vault
+from memdream.store.writer import FileState, decode, read_file
+
+BUSY_TIMEOUT_MS = 60_000
+
+
+def _ts(d: datetime | None) -> float | None:
+    return d.timestamp() if d is not None else None
+
+
+def line_hash(raw: str) -> str:
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True)
+class Row:
+    """An indexed entry and where it sits."""
+
+    rowid: int
+    path: str
+    scope: str
+    layer: str
+    line: str
+
+    def entry(self) -> Entry:
+        return parse_line(self.line).evolve(layer=self.layer)
+
+
+class Index:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+
+    # -- connection
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.vault.state_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                db = sqlite3.connect(
+                    self.vault.index_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+                )
+                db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+                migrate(db)
+            except sqlite3.DatabaseError as exc:
+                raise VaultError(
+                    f"the index at {self.vault.index_path} cannot be opened: {exc}",
+                    "it is derived data: run 'memdream index rebuild' to recreate it from the files",
+                ) from exc
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            db = self.db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    # -- keeping up with the files
+    def rel(self, path: Path) -> str:
+        return self.vault.relpath(path)
+
+    def sync_scope(self, scope: Scope) -> int:
+        """Bring the scope's rows up to date with its files; return how many files changed."""
+        files = self.vault.entry_files(scope)
+        known = {
+            r[0]: (r[1], r[2], r[3])
+            for r in self.db.execute("SELECT path, mtime_ns, size, ino FROM files WHERE scope = ?", (scope.key,))
+        }
+        changed = 0
+        seen: set[str] = set()
+        for path, layer in files:
+            rel = self.rel(path)
+            seen.add(rel)
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            if known.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+                continue
+            data, state = read_file(path)
+            if not state.exists:
+                continue
+            if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
+                changed += 1
+        gone = [p for p in known if p not in seen]
+        if gone:
+            with self.transaction() as db:
+                for rel in gone:
+                    self._drop_file(db, rel)
+            changed += len(gone)
+        return changed
+
+    def index_file(self, path: Path, scope: Scope, layer: str, state: FileState, doc: Document) -> bool:
+        """Make the rows of `path` match `doc` (the file as it is in `state`). Returns True if rows changed."""
+        rel = self.rel(path)
+        with self.transaction() as db:
+            row = db.execute("SELECT hash FROM files WHERE path = ?", (rel,)).fetchone()
+            if row is not None and row[0] == state.sha:
+                db.execute(
+                    "UPDATE files SET mtime_ns = ?, size = ?, ino = ? WHERE path = ?",
+                    (state.mtime_ns, state.size, state.ino, rel),
+                )
+                return False
+            old: dict[str, list[int]] = {}
+            for rowid, lh, old_layer in db.execute("SELECT rowid, line_hash, layer FROM entries WHERE path = ?", (rel,)):
+                old.setdefault(lh if old_layer == layer else "", []).append(rowid)
+            fresh: list[tuple[str, str, Entry]] = []
+            for ln in doc.lines:
+                if ln.entry is None:
+                    continue
+                lh = line_hash(ln.raw)
+                if old.get(lh):
+                    old[lh].pop()
+                else:
+                    fresh.append((lh, ln.raw.rstrip("\r"), ln.entry))
+            stale = [rid for rids in old.values() for rid in rids]
+            if stale:
+                db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in stale))
+                db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in stale))
+            for lh, raw, e in fresh:
+                self._insert(db, rel, scope.key, layer, lh, raw, e)
+            db.execute(
+                "INSERT OR REPLACE INTO files(path, scope, layer, mtime_ns, size, ino, hash) VALUES (?,?,?,?,?,?,?)",
+                (rel, scope.key, layer, state.mtime_ns, state.size, state.ino, state.sha),
+            )
+            return bool(stale or fresh)
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, rel: str, scope: str, layer: str, lh: str, raw: str, e: Entry) -> None:
+        cur = db.execute(
+            "INSERT INTO entries(path, scope, layer, line_hash, line, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                rel, scope, layer, lh, raw, e.id, e.effective_type, e.subject, e.supersedes, e.text,
+                _ts(e.valid_from), _ts(e.valid_to), _ts(e.created_at), _ts(e.last_recalled),
+                e.hits, int(e.pinned), e.salience,
+            ),
+        )  # fmt: skip
+        db.execute("INSERT INTO entries_fts(rowid, tok) VALUES (?, ?)", (cur.lastrowid, index_text(e.text + " " + e.subject)))
+
+    @staticmethod
+    def _drop_file(db: sqlite3.Connection, rel: str) -> None:
+        db.execute("DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE path = ?)", (rel,))
+        db.execute("DELETE FROM entries WHERE path = ?", (rel,))
+        db.execute("DELETE FROM files WHERE path = ?", (rel,))
+
+    def rebuild(self, scopes: Iterable[Scope]) -> int:
+        """Drop every row and index all files again; returns the number of entries indexed."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM entries")
+            db.execute("DELETE FROM entries_fts")
+            db.execute("DELETE FROM files")
+        for scope in scopes:
+            self.sync_scope(scope)
+        return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
+
+    # -- queries
+    _ROW = "SELECT e.rowid, e.path, e.scope, e.layer, e.line FROM entries e"
+
+    def _rows(self, sql: str, args: tuple) -> list[Row]:
+        return [Row(*r) for r in self.db.execute(sql, args)]
+
+    def search(self, scope: Scope, text: str, limit: int, layers: tuple[str, ...] = (RESIDENT, RECALL), current_only: bool = True) -> list[tuple[Row, float]]:
+        """Full-text candidates with their BM25 score (higher is better)."""
+        expr = match_expression(text)
+        if expr is None:
+            return []
+        marks = ",".join("?" * len(layers))
+        sql = (
+            "SELECT e.rowid, e.path, e.scope, e.layer, e.line, -bm25(entries_fts) AS s FROM entries_fts"
+            " JOIN entries e ON e.rowid = entries_fts.rowid"
+            f" WHERE entries_fts MATCH ? AND e.scope = ? AND e.layer IN ({marks})"
+            + (" AND e.vt IS NULL" if current_only else "")
+            + " ORDER BY bm25(entries_fts) LIMIT ?"
+        )
+        return [(Row(*r[:5]), r[5]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
+
+    def by_subject(self, scope: Scope, subject: str, current_only: bool = True) -> list[Row]:
+        sql = self._ROW + " WHERE e.scope = ? AND e.subject = ?" + (" AND e.vt IS NULL AND e.layer != ?" if current_only else "")
+        args = (scope.key, subject, ARCHIVE) if current_only else (scope.key, subject)
+        return self._rows(sql + " ORDER BY e.vf, e.ca, e.rowid", args)
+
+    def by_id(self, scope: Scope, entry_id: str) -> list[Row]:
+        return self._rows(self._ROW + " WHERE e.scope = ? AND e.id = ?", (scope.key, entry_id))
+
+    def by_supersedes(self, scope: Scope, entry_id: str) -> list[Row]:
+        return self._rows(self._ROW + " WHERE e.scope = ? AND e.sup = ?", (scope.key, entry_id))
+
+    def id_taken(self, entry_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM entries WHERE id = ? LIMIT 1", (entry_id,)).fetchone() is not None
+
+    def entries(self, scope: Scope, layers: tuple[str, ...], current_only: bool) -> list[Row]:
+        marks = ",".join("?" * len(layers))
+        sql = self._ROW + f" WHERE e.scope = ? AND e.layer IN ({marks})" + (" AND e.vt IS NULL" if current_only else "")
+        return self._rows(sql + " ORDER BY e.ca, e.rowid", (scope.key, *layers))
+
+    def count(self, scope: Scope) -> Counter[tuple[str, str]]:
+        """(layer, type) -> number of currently valid entries."""
+        return Counter(
+            {
+                (layer, type_): n
+                for layer, type_, n in self.db.execute(
+                    "SELECT layer, type, count(*) FROM entries WHERE scope = ? AND vt IS NULL GROUP BY layer, type",
+                    (scope.key,),
+                )
+            }
+        )
+
+    def snapshot(self) -> list[tuple[str, str, str]]:
+        """Every (path, layer, line) in the index, sorted: two indexes that agree have equal snapshots."""
+        return sorted(self.db.execute("SELECT path, layer, line FROM entries"))
+
+    def fts_snapshot(self) -> list[tuple[str, str]]:
+        return sorted(
+            self.db.execute("SELECT e.line, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid")
+        )
+

@@ -1,0 +1,77 @@
+"""Schema of the derived index. Append-only: never edit a migration, add the next one.
+
+The index is a cache of the files: `memdream index rebuild` deletes it and builds it again,
+so a migration may also simply drop and recreate tables.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def _run(db: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one (executescript would commit the migration's transaction)."""
+    for statement in script.split(";\n"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def m001_initial(db: sqlite3.Connection) -> None:
+    _run(
+        db,
+        """
+        CREATE TABLE files(
+            path TEXT PRIMARY KEY,      -- relative to the vault root
+            scope TEXT NOT NULL,        -- "agent/user"
+            layer TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            ino INTEGER NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE TABLE entries(
+            rowid INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            line_hash TEXT NOT NULL,    -- of the raw line: unchanged lines are never re-indexed
+            line TEXT NOT NULL,         -- the raw line, parsed again to rebuild the Entry
+            id TEXT NOT NULL,
+            type TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            sup TEXT NOT NULL,          -- id this entry supersedes, or ''
+            text TEXT NOT NULL,
+            vf REAL, vt REAL, ca REAL, la REAL,   -- epoch seconds
+            hits INTEGER NOT NULL,
+            pinned INTEGER NOT NULL,
+            salience REAL NOT NULL
+        );
+        CREATE INDEX entries_path ON entries(path);
+        CREATE INDEX entries_scope ON entries(scope, layer);
+        CREATE INDEX entries_id ON entries(id);
+        CREATE INDEX entries_subject ON entries(scope, subject);
+        CREATE INDEX entries_sup ON entries(scope, sup);
+        CREATE VIRTUAL TABLE entries_fts USING fts5(tok, tokenize = 'porter unicode61 remove_diacritics 2');
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            current = db.execute("PRAGMA user_version").fetchone()[0]
+            if current >= number:  # another process migrated meanwhile
+                db.execute("COMMIT")
+                continue
+            step(db)
+            db.execute(f"PRAGMA user_version = {number}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise

@@ -1,0 +1,379 @@
+"""The facade every shell calls: `open_memory(...)` returns a `Memory` bound to one scope.
+
+This is the one composition root: it reads the config, wires the vault, the writer, the
+index and the clock. Tests pass a frozen clock through the same arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets as _random
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from memdream.clock import Clock, SystemClock
+from memdream.config import Config, load_config
+from memdream.errors import NotFound, RefusedInput, SecretRefused
+from memdream.index.db import Index, Row
+from memdream.model.classify import classify_type, extract_subject, salience
+from memdream.model.entry import (
+    ARCHIVE,
+    END_FORGOTTEN,
+    END_SUPERSEDED,
+    LAYERS,
+    RECALL,
+    RESIDENT,
+    TYPES,
+    Entry,
+    layer_for_type,
+)
+from memdream.model.secrets import find_secret
+from memdream.model.similarity import is_duplicate, similarity
+from memdream.store.format import Document
+from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
+from memdream.store.writer import Writer
+
+ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
+DEDUP_CANDIDATES = 20  # full-text candidates compared by bigram similarity on each write
+MAX_SUBJECT_CHARS = 100
+CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
+
+Action = Literal["added", "duplicate", "superseded"]
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What `remember` did: a new line, a refreshed duplicate, or a new line superseding others."""
+
+    action: Action
+    entry: Entry
+    superseded: tuple[Entry, ...] = ()
+    similarity: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "action": self.action,
+            "entry": self.entry.to_json(),
+            "superseded": [e.to_json() for e in self.superseded],
+            "similarity": round(self.similarity, 3),
+        }
+
+
+def _check_text(text: str, max_chars: int) -> str:
+    if not isinstance(text, str):
+        raise RefusedInput("the memory text must be a string", "pass the text as a plain string")
+    text = text.strip()
+    if not text:
+        raise RefusedInput("the memory text is empty", "say what to remember, e.g. memdream remember \"I prefer dark themes\"")
+    if len(text) > max_chars:
+        raise RefusedInput(
+            f"the memory text is {len(text)} characters long (at most {max_chars})",
+            "store one fact per memory, or keep longer notes with 'memdream log'",
+        )
+    bad = [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cs") and ch != "\t"]
+    if bad:
+        what = "a line break" if any(ch in "\r\n" for ch in bad) else f"the control character {bad[0]!r}"
+        raise RefusedInput(
+            f"the memory text contains {what}",
+            "a memory is one line of text; split it into several memories",
+        )
+    return text
+
+
+class Memory:
+    """Memories of one (user, agent) scope in one vault."""
+
+    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+        self.config = config
+        self.vault = Vault(config.vault)
+        self.scope = Scope(user=config.user, agent=config.agent)
+        self.clock: Clock = clock or SystemClock(config.tzinfo())
+        self.index = Index(self.vault)
+        self.writer = Writer(self.vault, self.clock, self._new_id)
+
+    # -- plumbing
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _new_id(self, taken: set[str]) -> str:
+        while True:
+            candidate = "".join(_random.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+            if candidate not in taken and not self.index.id_taken(candidate):
+                return candidate
+
+    def sync(self) -> int:
+        """Catch the index up with hand edits; returns the number of files re-read."""
+        return self.index.sync_scope(self.scope)
+
+    def _update(self, path: Path, change, header: str = ""):  # type: ignore[no-untyped-def]
+        """One writer update followed by the matching incremental index update."""
+        upd = self.writer.update(path, change, header=header)
+        if upd.changed:
+            self.index.index_file(path, self.scope, self.vault.layer_of(self.scope, path), upd.state, upd.document)
+        return upd
+
+    def _file_for_new(self, layer: str, now: datetime) -> tuple[Path, str]:
+        if layer == RESIDENT:
+            return self.vault.resident_file(self.scope), MEMORY_HEADER
+        month = f"{now:%Y-%m}"
+        parts = [
+            (recall_part(p) or ("", 0))[1]
+            for p in (self.vault.recall_dir(self.scope).glob(f"{month}*.md") if self.vault.recall_dir(self.scope).is_dir() else [])
+            if (recall_part(p) or ("",))[0] == month
+        ]
+        part = max(parts, default=1)
+        path = self.vault.recall_file_for(self.scope, now, part)
+        rel = self.index.rel(path)
+        n = self.index.db.execute("SELECT count(*) FROM entries WHERE path = ?", (rel,)).fetchone()[0]
+        if n >= RECALL_FILE_MAX_LINES:
+            path = self.vault.recall_file_for(self.scope, now, part + 1)
+        return path, f"# Recall memories {month}\n\n"
+
+    def _path(self, row: Row) -> Path:
+        return self.vault.root / row.path
+
+    def _find(self, entry_id: str, current_only: bool = False) -> Row:
+        rows = self.index.by_id(self.scope, entry_id)
+        if current_only:
+            rows = [r for r in rows if r.entry().valid_to is None]
+        if not rows:
+            raise NotFound(
+                f"no memory with id {entry_id!r} in scope {self.scope.key}",
+                "find ids with 'memdream list' or 'memdream history SUBJECT'",
+            )
+        order = {RESIDENT: 0, RECALL: 1, ARCHIVE: 2}
+        return sorted(rows, key=lambda r: order.get(r.layer, 3))[0]
+
+    @staticmethod
+    def _set(entry_id: str, fn):  # type: ignore[no-untyped-def]
+        """A writer change that rewrites the entry `entry_id` with `fn(entry)` (by id, re-appliable)."""
+
+        def change(doc: Document) -> Entry | None:
+            i = doc.find(entry_id)
+            if i < 0:
+                return None
+            new = fn(doc.lines[i].entry)
+            doc.set_entry(i, new)
+            return new
+
+        return change
+
+    # -- writing
+    def remember(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> Entry:
+        """Store a memory; returns the entry that now holds it (a new one, or the existing duplicate)."""
+        return self.write(text, type=type, subject=subject, pin=pin, source=source).entry
+
+    def write(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> WriteOutcome:
+        """The write path (DESIGN section 5): validate, refuse secrets, classify, dedup or supersede, write."""
+        text = _check_text(text, self.config.max_text_chars)
+        kind = find_secret(text)
+        if kind:
+            raise SecretRefused(
+                f"refused: the text looks like {kind}; credentials never enter memory",
+                "keep secrets in a password manager or your environment, and remember where they are, not what they are",
+            )
+        if type is not None and type not in TYPES:
+            raise RefusedInput(f"unknown type {type!r}", "use one of: " + ", ".join(TYPES))
+        type_ = type or classify_type(text)
+        subj = (extract_subject(text) if subject is None else subject).strip()
+        if len(subj) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subj):
+            raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+        with self.writer.locked():
+            self.sync()
+            now = self.clock.now()
+            dup = self._duplicate_of(text, subj)
+            if dup is not None:
+                row, sim = dup
+                old = row.entry()
+
+                def refresh(e: Entry) -> Entry:
+                    conf = e.confidence if e.confidence is not None else CONF_OTHER
+                    return e.evolve(
+                        confidence=round(min(1.0, conf + CONF_STEP), 2),
+                        last_recalled=now,
+                        pinned=e.pinned or pin,
+                        subject=e.subject or subj,
+                    )
+
+                upd = self._update(self._path(row), self._set(old.id, refresh))
+                refreshed = (upd.result or old).evolve(layer=row.layer)
+                return WriteOutcome("duplicate", refreshed, (), sim)
+            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj else []
+            new = Entry(
+                text=text,
+                id=self._new_id(set()),
+                type=type_,
+                subject=subj,
+                valid_from=now,
+                confidence=CONF_USER if source == "user" else CONF_OTHER,
+                source=source,
+                pinned=pin,
+                created_at=now,
+                salience=salience(text),
+                supersedes=olds[-1].entry().id if olds else "",
+            )
+            layer = layer_for_type(type_)
+            path, header = self._file_for_new(layer, now)
+            # New line first, then the end marks: a crash in between leaves both valid, never neither.
+            self._update(path, lambda doc: doc.append_entry(new), header=header)
+            ended: list[Entry] = []
+            for row in olds:
+                upd = self._update(self._path(row), self._set(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
+                if upd.result is not None:
+                    ended.append(upd.result.evolve(layer=row.layer))
+            return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended))
+
+    def _duplicate_of(self, text: str, subject: str) -> tuple[Row, float] | None:
+        """The most similar currently valid entry that says the same thing, if any."""
+        rows = [r for r, _ in self.index.search(self.scope, text, DEDUP_CANDIDATES)]
+        if subject:
+            rows += self.index.by_subject(self.scope, subject)
+        best: tuple[Row, float] | None = None
+        seen: set[int] = set()
+        for row in rows:
+            if row.rowid in seen:
+                continue
+            seen.add(row.rowid)
+            e = row.entry()
+            if not e.is_current or not is_duplicate(text, e.text):
+                continue
+            sim = similarity(text, e.text)
+            if best is None or sim > best[1]:
+                best = (row, sim)
+        return best
+
+    def forget(self, entry_id: str, hard: bool = False) -> Entry:
+        """Soft: end the entry's validity and move its line to the archive. Hard: delete the line."""
+        with self.writer.locked():
+            self.sync()
+            if hard:
+                rows = self.index.by_id(self.scope, entry_id)
+                if not rows:
+                    self._find(entry_id)
+                removed: Entry | None = None
+                for row in rows:
+
+                    def drop(doc: Document) -> Entry | None:
+                        i = doc.find(entry_id)
+                        return doc.remove(i) if i >= 0 else None
+
+                    upd = self._update(self._path(row), drop)
+                    removed = upd.result or removed
+                assert removed is not None
+                return removed
+            row = self._find(entry_id, current_only=True)
+            now = self.clock.now()
+            ended = row.entry().evolve(valid_to=now, end=END_FORGOTTEN)
+            if row.layer == ARCHIVE:
+                return self._update(self._path(row), self._set(entry_id, lambda e: ended)).result.evolve(layer=ARCHIVE)
+            # Copy into the archive first, then remove: a crash in between duplicates, never loses.
+            archive = self.vault.archive_file_for(self.scope, now)
+            self._update(archive, lambda doc: doc.append_entry(ended) if doc.find(entry_id) < 0 else None, header="# Archived memories\n\n")
+
+            def drop_current(doc: Document) -> None:
+                i = doc.find(entry_id)
+                if i >= 0:
+                    doc.remove(i)
+
+            self._update(self._path(row), drop_current)
+            return ended.evolve(layer=ARCHIVE)
+
+    def pin(self, entry_id: str, pinned: bool = True) -> Entry:
+        with self.writer.locked():
+            self.sync()
+            row = self._find(entry_id, current_only=True)
+            upd = self._update(self._path(row), self._set(entry_id, lambda e: e.evolve(pinned=pinned)))
+            return (upd.result or row.entry()).evolve(layer=row.layer)
+
+    def unpin(self, entry_id: str) -> Entry:
+        return self.pin(entry_id, pinned=False)
+
+    # -- reading
+    def get(self, entry_id: str) -> Entry:
+        self.sync()
+        return self._find(entry_id).entry()
+
+    def list(self, layer: str | None = None, include_ended: bool = False) -> list[Entry]:
+        """Entries by layer (default: resident and recall), oldest first; `include_ended` adds superseded ones."""
+        self.sync()
+        if layer is not None and layer not in LAYERS:
+            raise RefusedInput(f"unknown layer {layer!r}", "use one of: " + ", ".join(LAYERS))
+        layers = (layer,) if layer else ((RESIDENT, RECALL, ARCHIVE) if include_ended else (RESIDENT, RECALL))
+        return [r.entry() for r in self.index.entries(self.scope, layers, current_only=not include_ended)]
+
+    def history(self, subject_or_id: str) -> list[Entry]:
+        """The supersede trail of a subject (or of the entry with that id), oldest first."""
+        self.sync()
+        rows = self.index.by_subject(self.scope, subject_or_id, current_only=False)
+        if not rows:
+            by_id = self.index.by_id(self.scope, subject_or_id)
+            if not by_id:
+                raise NotFound(
+                    f"no memory with subject or id {subject_or_id!r} in scope {self.scope.key}",
+                    "subjects are set with 'memdream remember --subject S'; list entries with 'memdream list --all'",
+                )
+            start = by_id[0].entry()
+            rows = self.index.by_subject(self.scope, start.subject, current_only=False) if start.subject else []
+            rows += self._chain(start)
+        out: dict[str, Entry] = {}
+        for r in rows:
+            e = r.entry()
+            key = e.id or f"row{r.rowid}"
+            if key not in out or out[key].valid_to is not None:
+                out[key] = e
+        earliest = datetime.min.replace(tzinfo=timezone.utc)
+        return sorted(out.values(), key=lambda e: (e.valid_from or e.created_at or earliest, e.id))
+
+    def _chain(self, start: Entry) -> list[Row]:
+        rows: list[Row] = []
+        seen = {start.id}
+        frontier = [start.id]
+        while frontier:
+            nxt: list[str] = []
+            for eid in frontier:
+                for r in self.index.by_id(self.scope, eid) + self.index.by_supersedes(self.scope, eid):
+                    rows.append(r)
+                    e = r.entry()
+                    for other in (e.id, e.supersedes):
+                        if other and other not in seen:
+                            seen.add(other)
+                            nxt.append(other)
+            frontier = nxt
+        return rows
+
+    def stats(self) -> dict[str, int]:
+        self.sync()
+        counts = self.index.count(self.scope)
+        out: dict[str, int] = {}
+        for (layer, type_), n in counts.items():
+            out[f"{layer}.{type_}"] = n
+        return out
+
+
+def open_memory(
+    vault: str | os.PathLike[str] | None = None,
+    user: str | None = None,
+    agent: str | None = None,
+    *,
+    config: Config | None = None,
+    clock: Clock | None = None,
+    create: bool = True,
+) -> Memory:
+    """Open the memory of one (user, agent) scope; creates the vault if `create` (the default)."""
+    cfg = config or load_config(vault, user, agent)
+    mem = Memory(cfg, clock)
+    if create:
+        mem.vault.init()
+    else:
+        mem.vault.require()
+    return mem

@@ -1,0 +1,65 @@
+"""Chinese-aware word tokens, shared by the full-text index and dedup (DESIGN sections 7, 12).
+
+FTS5's unicode61 tokenizer keeps a run of Chinese characters as one token, so 余杭 would
+never find 我在余杭区. We tokenize in Python and give FTS5 a space-separated string:
+
+- Chinese runs: rjieba words (search mode, so 余杭区 also yields 余杭) plus every
+  character bigram, so 盘前 finds 盘前简报 whatever the segmenter decided;
+- everything else: lower-cased words and numbers (FTS5 applies Porter stemming on top).
+
+Single Chinese characters are indexed when they are a word of their own (猫), except a
+short list of function characters that occur in nearly every sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_RUN = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
+_IS_CJK = re.compile(rf"[{_CJK}]")
+
+# Function characters too common to be worth a posting list of their own.
+CJK_STOP_CHARS = frozenset("的了是在我你他她它们和与也就都而及着或一个这那有吗呢吧啊把被让给从对向到为以之其")
+
+# Query-side English stopwords: they would match nearly every memory.
+EN_STOPWORDS = frozenset(
+    """a an and are as at be but by did do does for from had has have he her his how i i'm if in into is it
+    its me my of on or our she so that the their them then there these they this to was we were what when where
+    which who whom why will with would you your yours""".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _jieba():  # imported lazily: importing memdream must stay cheap
+    import rjieba
+
+    return rjieba
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    out = [w for w in _jieba().cut_for_search(run) if len(w) > 1 or (w not in CJK_STOP_CHARS and _IS_CJK.match(w))]
+    out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """Index tokens of `text`, in order, with repeats (BM25 counts term frequency)."""
+    out: list[str] = []
+    for m in _RUN.finditer(text.lower()):
+        run = m.group(0)
+        if _IS_CJK.match(run):
+            out.extend(_cjk_tokens(run))
+        else:
+            out.append(run)
+    return out
+
+
+def query_tokens(text: str) -> list[str]:
+    """Distinct tokens of a query, stopwords removed (all of them if nothing else is left)."""
+    toks = list(dict.fromkeys(tokens(text)))
+    kept = [t for t in toks if t not in EN_STOPWORDS and t not in CJK_STOP_CHARS]
+    return kept or toks

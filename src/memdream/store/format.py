@@ -1,0 +1,265 @@
+"""Parse and render one memory line, and a whole memory file (DESIGN section 3).
+
+    - 我在西湖区 <!--m:id=k3f9q2;t=fact;subj=所在地;vf=2026-06-20T09:00:00+08:00;sup=a81xz0-->
+
+Rules:
+- A memory is a top-level list item (``- ``, ``* `` or ``+ `` at column 0). Every other
+  line (headings, blank lines, prose, indented continuation lines) is kept byte for byte.
+- The trailing ``<!--m:...-->`` comment holds ``key=value`` pairs separated by ``;``.
+  Values are percent-escaped for ``%``, ``;``, ``=``, ``<``, ``>``, line breaks and
+  leading/trailing spaces, so any value round-trips.
+- The visible text is written as is. Only a text that contains a line break cannot sit on
+  one line: it is then percent-escaped (``%`` and line breaks) and the comment carries
+  ``e=1``. A line without ``e=1`` is never decoded, so what a person typed is what it says.
+- Missing fields take zero values; unknown fields are kept in order and written back;
+  a known field with a broken value reads as its zero value and is reported as a problem.
+- ``parse_line(render_line(e)) == e`` for every entry.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from memdream.model.entry import Entry
+
+META_OPEN = "<!--m:"
+META_CLOSE = "-->"
+BULLETS = ("-", "*", "+")
+
+# Characters str.splitlines() treats as line boundaries: none may appear raw inside a line.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_VALUE_SPECIALS = set("%;=<>" + _LINE_BREAKS)
+_TEXT_SPECIALS = set("%" + _LINE_BREAKS)
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})|%u([0-9A-Fa-f]{4})")
+
+# Canonical order of known keys on a rendered line.
+_KEYS = ("id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end")
+
+
+def _escape(s: str, specials: set[str]) -> str:
+    out = []
+    for ch in s:
+        if ch in specials:
+            code = ord(ch)
+            out.append(f"%{code:02X}" if code < 0x100 else f"%u{code:04X}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _unescape(s: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        return chr(int(m.group(1) or m.group(2), 16))
+
+    return _PCT.sub(sub, s)
+
+
+def escape_value(value: str) -> str:
+    """Escape a metadata value; leading and trailing whitespace too (the parser trims it)."""
+    body = _escape(value, _VALUE_SPECIALS)
+    stripped = body.strip()
+    if stripped == body:
+        return body
+    lead = body[: len(body) - len(body.lstrip())]
+    trail = body[len(body.rstrip()) :] if stripped else ""
+    return _escape(lead, set(lead)) + stripped + _escape(trail, set(trail))
+
+
+def format_time(d: datetime) -> str:
+    return d.isoformat()
+
+
+def parse_time(value: str) -> datetime:
+    """ISO 8601 date or datetime; a value without an offset is taken as UTC."""
+    d = datetime.fromisoformat(value)
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d
+
+
+def is_entry_line(line: str) -> bool:
+    return len(line) >= 2 and line[0] in BULLETS and line[1] == " "
+
+
+@dataclass
+class ParsedLine:
+    entry: Entry
+    problems: list[str] = field(default_factory=list)
+    has_meta: bool = False
+
+
+def parse_line_checked(line: str) -> ParsedLine:
+    """Parse one entry line (without its newline). The line must satisfy `is_entry_line`."""
+    line = line.rstrip("\r")
+    bullet, rest = line[0], line[2:]
+    problems: list[str] = []
+    meta_at = rest.rfind(META_OPEN) if rest.endswith(META_CLOSE) else -1
+    if meta_at < 0:
+        return ParsedLine(Entry(text=rest, bullet=bullet), problems, False)
+    text = rest[:meta_at]
+    if text.endswith(" "):
+        text = text[:-1]
+    body = rest[meta_at + len(META_OPEN) : -len(META_CLOSE)]
+    fields: dict[str, object] = {}
+    extra: list[tuple[str, str]] = []
+    encoded = False
+    for token in body.split(";"):
+        if not token.strip():
+            continue
+        if "=" not in token:
+            problems.append(f"field without '=': {token.strip()!r}")
+            extra.append((token.strip(), ""))
+            continue
+        key, raw = token.split("=", 1)
+        key, raw = key.strip(), raw.strip()
+        value = _unescape(raw)
+        try:
+            if key == "id":
+                fields["id"] = value
+            elif key == "t":
+                fields["type"] = value
+            elif key == "subj":
+                fields["subject"] = value
+            elif key == "vf":
+                fields["valid_from"] = parse_time(value)
+            elif key == "vt":
+                fields["valid_to"] = parse_time(value)
+            elif key == "conf":
+                fields["confidence"] = _finite(float(value))
+            elif key == "hc":
+                fields["hits"] = int(value)
+            elif key == "sup":
+                fields["supersedes"] = value
+            elif key == "src":
+                fields["source"] = value
+            elif key == "pin":
+                fields["pinned"] = value not in ("", "0", "false", "no")
+            elif key == "ca":
+                fields["created_at"] = parse_time(value)
+            elif key == "la":
+                fields["last_recalled"] = parse_time(value)
+            elif key == "sal":
+                fields["salience"] = _finite(float(value))
+            elif key == "end":
+                fields["end"] = value
+            elif key == "e":
+                encoded = value == "1"
+            else:
+                extra.append((key, value))
+        except (ValueError, OverflowError):
+            problems.append(f"bad value for {key!r}: {raw!r}")
+    if encoded:
+        text = _unescape(text)
+    entry = Entry(text=text, bullet=bullet, extra=tuple(extra), **fields)  # type: ignore[arg-type]
+    return ParsedLine(entry, problems, True)
+
+
+def _finite(x: float) -> float:
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError("not finite")
+    return x
+
+
+def parse_line(line: str) -> Entry:
+    return parse_line_checked(line).entry
+
+
+def _meta_pairs(e: Entry) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+
+    def put(key: str, value: str | None) -> None:
+        if value is not None and value != "":
+            pairs.append((key, value))
+
+    put("id", e.id)
+    put("t", e.type)
+    put("subj", e.subject)
+    put("vf", format_time(e.valid_from) if e.valid_from else None)
+    put("vt", format_time(e.valid_to) if e.valid_to else None)
+    put("conf", repr(e.confidence) if e.confidence is not None else None)
+    put("hc", str(e.hits) if e.hits else None)
+    put("sup", e.supersedes)
+    put("src", e.source)
+    put("pin", "1" if e.pinned else None)
+    put("ca", format_time(e.created_at) if e.created_at else None)
+    put("la", format_time(e.last_recalled) if e.last_recalled else None)
+    put("sal", repr(e.salience) if e.salience else None)
+    put("end", e.end)
+    return pairs
+
+
+def render_line(e: Entry) -> str:
+    """Render an entry as one line (no trailing newline)."""
+    text = e.text
+    pairs = _meta_pairs(e)
+    if any(ch in _LINE_BREAKS for ch in text):
+        text = _escape(text, _TEXT_SPECIALS)
+        pairs.append(("e", "1"))
+    tokens = [f"{k}={escape_value(v)}" for k, v in pairs]
+    tokens += [f"{k}={escape_value(v)}" if v else k for k, v in e.extra]
+    bullet = e.bullet if e.bullet in BULLETS else "-"
+    return f"{bullet} {text} {META_OPEN}{';'.join(tokens)}{META_CLOSE}"
+
+
+# ---------------------------------------------------------------------------------------
+# Whole files
+
+
+@dataclass
+class Line:
+    """One line of a memory file: its exact text, and the entry it holds if it is one."""
+
+    raw: str
+    entry: Entry | None = None
+    has_meta: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    lines: list[Line]
+    trailing_newline: bool = True
+
+    def entries(self) -> list[Entry]:
+        return [ln.entry for ln in self.lines if ln.entry is not None]
+
+    def find(self, entry_id: str) -> int:
+        """Index of the line holding `entry_id`, or -1."""
+        for i, ln in enumerate(self.lines):
+            if ln.entry is not None and ln.entry.id == entry_id:
+                return i
+        return -1
+
+    def set_entry(self, index: int, entry: Entry) -> None:
+        self.lines[index] = Line(render_line(entry), entry, True)
+
+    def append_entry(self, entry: Entry) -> None:
+        # Keep the file tidy: no blank line is needed between list items.
+        self.lines.append(Line(render_line(entry), entry, True))
+
+    def remove(self, index: int) -> Entry | None:
+        return self.lines.pop(index).entry
+
+    def render(self) -> str:
+        if not self.lines:
+            return ""
+        body = "\n".join(ln.raw for ln in self.lines)
+        return body + "\n" if self.trailing_newline else body
+
+
+def parse_document(text: str) -> Document:
+    """Split on "\\n" only (never str.splitlines, which also splits on other characters)."""
+    if text == "":
+        return Document([], True)
+    trailing = text.endswith("\n")
+    raw_lines = text[:-1].split("\n") if trailing else text.split("\n")
+    lines: list[Line] = []
+    for raw in raw_lines:
+        if is_entry_line(raw):
+            parsed = parse_line_checked(raw)
+            lines.append(Line(raw, parsed.entry, parsed.has_meta, parsed.problems))
+        else:
+            lines.append(Line(raw))
+    return Document(lines, trailing)

@@ -1,0 +1,200 @@
+"""The vault on disk: where each scope's files live, and name validation (DESIGN section 2).
+
+    vault/
+      memdream.toml
+      scopes/<agent>/<user>/MEMORY.md           resident layer
+      scopes/<agent>/<user>/memory/recall/...   recall layer, one file per month (rolled by size)
+      scopes/<agent>/<user>/memory/.archive/entries/YYYY-MM.md   archived entries
+      .memdream/                                derived and private: index.db, lock
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memdream.errors import InvalidName, VaultError
+from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
+
+NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+MAX_NAME = 64
+DEFAULT_USER = "me"
+DEFAULT_AGENT = "main"
+STATE_DIR = ".memdream"
+CONFIG_FILE = "memdream.toml"
+
+# A recall file holds at most this many lines before the month rolls over to a new part
+# (2026-11.md, 2026-11.2.md, ...): every write rewrites one file atomically, so bounding
+# the file bounds the cost of a write however large the scope grows.
+RECALL_FILE_MAX_LINES = 400
+
+_RECALL_NAME = re.compile(r"^(\d{4}-\d{2})(?:\.(\d+))?\.md$")
+
+MEMORY_HEADER = (
+    "# MEMORY\n\n"
+    "<!-- Resident memory: rules, identity, instructions, preferences. One memory per list item;\n"
+    "     the hidden comment at the end of each item is memdream's metadata. Edit freely. -->\n\n"
+)
+
+
+def validate_name(value: str, what: str = "name") -> str:
+    """Check a user, agent or other path-bearing name; raise InvalidName with a hint."""
+    hint = f"use 1-{MAX_NAME} characters from letters, digits, '-', '_' and '.', e.g. 'me' or 'main'"
+    if not isinstance(value, str) or value == "":
+        raise InvalidName(f"the {what} is empty", hint)
+    if "\x00" in value:
+        raise InvalidName(f"the {what} contains a NUL byte", hint)
+    if len(value) > MAX_NAME:
+        raise InvalidName(f"the {what} is {len(value)} characters long (at most {MAX_NAME})", hint)
+    if value in (".", ".."):
+        raise InvalidName(f"the {what} {value!r} is not allowed", hint)
+    if not NAME_RE.fullmatch(value):
+        bad = sorted({ch for ch in value if not re.fullmatch(r"[A-Za-z0-9._-]", ch)})
+        raise InvalidName(f"the {what} {value!r} contains {''.join(bad)!r}", hint)
+    return value
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A (user, agent) pair; scopes never see each other's memories."""
+
+    user: str = DEFAULT_USER
+    agent: str = DEFAULT_AGENT
+
+    def __post_init__(self) -> None:
+        validate_name(self.user, "user name")
+        validate_name(self.agent, "agent name")
+
+    @property
+    def key(self) -> str:
+        return f"{self.agent}/{self.user}"
+
+    @classmethod
+    def from_key(cls, key: str) -> "Scope":
+        agent, user = key.split("/", 1)
+        return cls(user=user, agent=agent)
+
+
+class Vault:
+    """Paths of a vault. Creating a Vault object touches nothing; `init` creates folders."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser().absolute()
+
+    # -- vault-level paths
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def index_path(self) -> Path:
+        return self.state_dir / "index.db"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / "write.lock"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    def exists(self) -> bool:
+        return self.state_dir.is_dir()
+
+    def init(self) -> bool:
+        """Create the vault folders; return False if it already existed."""
+        existed = self.exists()
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            (self.root / "scopes").mkdir(exist_ok=True)
+            gi = self.state_dir / ".gitignore"
+            if not gi.exists():
+                gi.write_text("*\n", encoding="utf-8")
+        except OSError as exc:
+            raise VaultError(
+                f"cannot create the vault at {self.root}: {exc.strerror or exc}",
+                "choose a writable folder with --vault or MEMDREAM_VAULT",
+            ) from exc
+        return not existed
+
+    def require(self) -> None:
+        if not self.exists():
+            raise VaultError(
+                f"no memdream vault at {self.root}",
+                f"run 'memdream init --vault {self.root}' first, or point --vault / MEMDREAM_VAULT at an existing vault",
+            )
+
+    # -- scope paths
+    def scope_dir(self, scope: Scope) -> Path:
+        return self.root / "scopes" / scope.agent / scope.user
+
+    def resident_file(self, scope: Scope) -> Path:
+        return self.scope_dir(scope) / "MEMORY.md"
+
+    def memory_dir(self, scope: Scope) -> Path:
+        return self.scope_dir(scope) / "memory"
+
+    def recall_dir(self, scope: Scope) -> Path:
+        return self.memory_dir(scope) / "recall"
+
+    def archive_dir(self, scope: Scope) -> Path:
+        return self.memory_dir(scope) / ".archive" / "entries"
+
+    def recall_file_for(self, scope: Scope, when: datetime, part: int = 1) -> Path:
+        name = f"{when:%Y-%m}.md" if part <= 1 else f"{when:%Y-%m}.{part}.md"
+        return self.recall_dir(scope) / name
+
+    def archive_file_for(self, scope: Scope, when: datetime) -> Path:
+        return self.archive_dir(scope) / f"{when:%Y-%m}.md"
+
+    def entry_files(self, scope: Scope) -> list[tuple[Path, str]]:
+        """Every file of the scope that holds entries, with the layer it stands for."""
+        out: list[tuple[Path, str]] = []
+        res = self.resident_file(scope)
+        if res.is_file():
+            out.append((res, RESIDENT))
+        for d, layer in ((self.recall_dir(scope), RECALL), (self.archive_dir(scope), ARCHIVE)):
+            if d.is_dir():
+                for p in sorted(d.iterdir()):
+                    if p.suffix == ".md" and p.is_file() and not p.name.startswith("."):
+                        out.append((p, layer))
+        return out
+
+    def layer_of(self, scope: Scope, path: Path) -> str:
+        if path == self.resident_file(scope):
+            return RESIDENT
+        if path.parent == self.archive_dir(scope):
+            return ARCHIVE
+        return RECALL
+
+    def scopes(self) -> list[Scope]:
+        """Every scope that has a folder, sorted; folders with invalid names are skipped."""
+        base = self.root / "scopes"
+        found: list[Scope] = []
+        if not base.is_dir():
+            return found
+        for agent_dir in sorted(base.iterdir()):
+            if not agent_dir.is_dir():
+                continue
+            for user_dir in sorted(agent_dir.iterdir()):
+                if user_dir.is_dir() and NAME_RE.fullmatch(agent_dir.name) and NAME_RE.fullmatch(user_dir.name):
+                    if agent_dir.name not in (".", "..") and user_dir.name not in (".", ".."):
+                        found.append(Scope(user=user_dir.name, agent=agent_dir.name))
+        return found
+
+    def relpath(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def recall_part(path: Path) -> tuple[str, int] | None:
+    """('2026-11', 2) for recall/2026-11.2.md; None for other names."""
+    m = _RECALL_NAME.match(path.name)
+    if not m:
+        return None
+    return m.group(1), int(m.group(2) or 1)

@@ -1,0 +1,234 @@
+"""THE single writer (DESIGN principle 3). Only this module writes memory files.
+
+Every change goes through `Writer.update(path, change)`:
+
+1. take the vault's cross-process lock (a file lock under .memdream/, re-entrant in a process);
+2. read the file as it is on disk now (so a person's edit made since the last write is the
+   base, never overwritten), adopt hand-written lines (give them an id and src=manual without
+   touching their text);
+3. apply `change`, a function of the parsed document that finds entries by id, so it can be
+   applied again on top of a newer version;
+4. just before replacing, read the file once more: if it changed (an editor saved meanwhile),
+   start again from 2 on the new content;
+5. atomic replace: temp file in the same folder, fsync, rename, fsync the folder.
+
+A crash at any point leaves the old or the new file, never a mix; temp files start with a
+dot and are never read as memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from filelock import FileLock, Timeout
+
+from memdream.clock import Clock
+from memdream.errors import VaultError
+from memdream.model.classify import classify_type
+from memdream.store.format import Document, Line, parse_document, render_line
+from memdream.store.vault import Vault
+
+T = TypeVar("T")
+
+LOCK_TIMEOUT_S = 60.0  # a writer waits this long for another before giving up with a hint
+MAX_RETRIES = 8  # how often a write re-applies itself on a file that keeps changing under it
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the writer saw of a file: enough to notice any change."""
+
+    exists: bool
+    mtime_ns: int = 0
+    size: int = 0
+    ino: int = 0
+    sha: str = ""
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_file(path: Path) -> tuple[bytes, FileState]:
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except FileNotFoundError:
+        return b"", FileState(False)
+    return data, FileState(True, st.st_mtime_ns, st.st_size, st.st_ino, content_hash(data))
+
+
+def decode(data: bytes, path: Path) -> str:
+    """Memory files are UTF-8; undecodable bytes are kept visible (U+FFFD) instead of crashing."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace")
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> FileState:
+    """Write `data` to `path` so that readers and crashes see the old or the new file only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+            try:
+                os.fchmod(fd, os.stat(path).st_mode & 0o777)
+            except FileNotFoundError:
+                os.fchmod(fd, 0o644)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+    st = os.stat(path)
+    return FileState(True, st.st_mtime_ns, st.st_size, st.st_ino, content_hash(data))
+
+
+@dataclass
+class Update(Generic[T]):
+    """What one `Writer.update` did: the change's own result and the file as written."""
+
+    result: T
+    document: Document
+    state: FileState
+    changed: bool
+    adopted: int
+
+
+class Writer:
+    """Serializes every change to the vault's memory files."""
+
+    def __init__(self, vault: Vault, clock: Clock, new_id: Callable[[set[str]], str], lock_timeout: float = LOCK_TIMEOUT_S) -> None:
+        self.vault = vault
+        self.clock = clock
+        self._new_id = new_id
+        self._lock_timeout = lock_timeout
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._file_lock: FileLock | None = None
+
+    # -- locking
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        with self._thread_lock:
+            if self._depth == 0:
+                self.vault.state_dir.mkdir(parents=True, exist_ok=True)
+                if self._file_lock is None:
+                    self._file_lock = FileLock(str(self.vault.lock_path), thread_local=False)
+                try:
+                    self._file_lock.acquire(timeout=self._lock_timeout)
+                except Timeout as exc:
+                    raise VaultError(
+                        f"another memdream process has held the vault lock for {self._lock_timeout:.0f} s",
+                        f"wait for it to finish, or check for a stuck process holding {self.vault.lock_path}",
+                    ) from exc
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._file_lock is not None:
+                    self._file_lock.release()
+
+    # -- the one write operation
+    def update(self, path: Path, change: Callable[[Document], T], *, header: str = "") -> Update[T]:
+        """Apply `change` to the file at `path` (created with `header` if missing).
+
+        `change` mutates the document in place and returns anything; it may be called more
+        than once if the file changes under us, so it must find entries by id.
+        """
+        with self.locked():
+            for _ in range(MAX_RETRIES):
+                data, before = read_file(path)
+                text = decode(data, path) if before.exists else header
+                doc = parse_document(text)
+                adopted = self._adopt(doc)
+                result = change(doc)
+                rendered = doc.render()
+                if rendered == text and before.exists:
+                    return Update(result, doc, before, False, 0)
+                if not before.exists and rendered == header:
+                    return Update(result, doc, before, False, 0)
+                _, again = read_file(path)
+                if again != before:
+                    continue  # a hand edit landed meanwhile: redo the change on top of it
+                try:
+                    state = atomic_write(path, rendered.encode("utf-8"))
+                except OSError as exc:
+                    raise _os_error(exc, path) from exc
+                return Update(result, doc, state, True, adopted)
+            raise VaultError(
+                f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
+                "close the editor that keeps saving it, then try again",
+            )
+
+    def _adopt(self, doc: Document) -> int:
+        """Give hand-written lines an id and src=manual; their text is left exactly as typed."""
+        n = 0
+        now = self.clock.now()
+        taken = {e.id for e in doc.entries() if e.id}
+        for i, ln in enumerate(doc.lines):
+            e = ln.entry
+            if e is None or e.id or not e.text.strip():
+                continue
+            new_id = self._new_id(taken)
+            taken.add(new_id)
+            adopted = e.evolve(
+                id=new_id,
+                source=e.source or "manual",
+                type=e.type or classify_type(e.text),
+                created_at=e.created_at or now,
+            )
+            if ln.has_meta:
+                doc.set_entry(i, adopted)
+            else:
+                # Keep the typed text byte for byte: append the comment to the raw line.
+                comment = render_line(adopted.evolve(text=""))
+                comment = comment[comment.index("<!--m:") :]
+                raw = ln.raw[:-1] if ln.raw.endswith("\r") else ln.raw
+                cr = "\r" if ln.raw.endswith("\r") else ""
+                doc.lines[i] = Line(f"{raw} {comment}{cr}", adopted, True)
+            n += 1
+        return n
+
+
+def _os_error(exc: OSError, path: Path) -> VaultError:
+    if exc.errno == errno.ENOSPC:
+        return VaultError(f"the disk is full; {path} was left unchanged", "free some space and try again")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return VaultError(f"cannot write {path}: {exc.strerror}", "check the vault's permissions (is it read-only?)")
+    return VaultError(f"cannot write {path}: {exc.strerror or exc}", "check the disk and the vault's permissions")

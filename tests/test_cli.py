@@ -1,0 +1,153 @@
+"""The CLI as a user meets it: exit codes, messages with hints, --json, and documentation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memdream.cli.main import cli
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def v(tmp_path: Path) -> str:
+    root = str(tmp_path / "vault")
+    assert run("init", "--vault", root).exit_code == 0
+    return root
+
+
+def snapshot(root: str) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in Path(root).rglob("*") if p.is_file() and ".memdream" not in p.parts}
+
+
+def test_remember_secret_exits_1_and_changes_nothing(v: str) -> None:
+    assert run("remember", "我喜欢深色主题", "--vault", v).exit_code == 0
+    before = snapshot(v)
+    r = run("remember", "my password is hunter2", "--vault", v)
+    assert r.exit_code == 1
+    assert "credentials never enter memory" in r.output
+    assert "hint:" in r.output
+    assert snapshot(v) == before
+
+
+def test_usage_errors_exit_2(v: str) -> None:
+    assert run("remember", "--vault", v).exit_code == 2  # missing TEXT
+    assert run("remember", "x", "--type", "nonsense", "--vault", v).exit_code == 2
+    r = run("list", "--vault", v, "--user", "../etc")
+    assert r.exit_code == 2 and "hint:" in r.output
+
+
+def test_missing_vault_says_what_to_do(tmp_path: Path) -> None:
+    r = run("list", "--vault", str(tmp_path / "nowhere"))
+    assert r.exit_code == 1
+    assert "memdream init" in r.output
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_json_contract(v: str) -> None:
+    r = run("remember", "我在余杭区", "--vault", v, "--json")
+    out = json.loads(r.output)
+    assert out["action"] == "added"
+    entry = out["entry"]
+    for key in ("id", "text", "type", "layer", "subject", "valid_from", "valid_to", "supersedes", "pinned", "hits", "source"):
+        assert key in entry
+    assert entry["subject"] == "所在地" and entry["layer"] == "recall" and entry["source"] == "user"
+    run("remember", "我在西湖区", "--vault", v)
+    hist = json.loads(run("history", "所在地", "--vault", v, "--json").output)
+    assert [e["text"] for e in hist["entries"]] == ["我在余杭区", "我在西湖区"]
+    assert hist["entries"][0]["valid_to"] == hist["entries"][1]["valid_from"]
+    listed = json.loads(run("list", "--vault", v, "--json", "--all").output)
+    assert len(listed["entries"]) == 2
+
+
+def test_forget_pin_unpin_and_hard_forget_confirmation(v: str) -> None:
+    eid = json.loads(run("remember", "周五下午有组会", "--vault", v, "--json").output)["entry"]["id"]
+    assert run("pin", eid, "--vault", v).exit_code == 0
+    assert json.loads(run("list", "--vault", v, "--json").output)["entries"][0]["pinned"] is True
+    assert run("unpin", eid, "--vault", v).exit_code == 0
+    r = run("forget", eid, "--hard", "--vault", v, input="n\n")
+    assert r.exit_code == 1 and "nothing deleted" in r.output
+    assert run("forget", eid, "--vault", v).exit_code == 0
+    assert json.loads(run("list", "--vault", v, "--json").output)["entries"] == []
+    assert run("forget", eid, "--hard", "--vault", v, "--yes").exit_code == 0
+    assert json.loads(run("list", "--vault", v, "--json", "--all").output)["entries"] == []
+    r = run("forget", "zzzzzz", "--vault", v)
+    assert r.exit_code == 1 and "memdream list" in r.output
+
+
+def test_doctor_reports_file_and_line(v: str) -> None:
+    assert run("remember", "周五下午有组会", "--vault", v).exit_code == 0
+    assert run("doctor", "--vault", v).exit_code == 0
+    res = Path(v) / "scopes/main/me/MEMORY.md"
+    res.write_text("# MEMORY\n\n- ok line\n- broken <!--m:id=zz1;hc=many-->\n", encoding="utf-8")
+    r = run("doctor", "--vault", v, "--json")
+    assert r.exit_code == 1
+    problems = json.loads(r.output)["problems"]
+    assert {"path": "scopes/main/me/MEMORY.md", "line": 4, "message": "bad value for 'hc': 'many'"} in problems
+    # A malformed line never breaks reading.
+    assert run("list", "--vault", v).exit_code == 0
+
+
+def test_index_rebuild_and_sync(v: str) -> None:
+    run("remember", "我在余杭区", "--vault", v)
+    r = run("index", "rebuild", "--vault", v, "--json")
+    assert json.loads(r.output)["entries"] == 1
+    assert run("index", "sync", "--vault", v).exit_code == 0
+
+
+def test_every_command_is_documented() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    docs = readme + (Path(__file__).parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    for name, cmd in cli.commands.items():
+        assert f"memdream {name}" in docs, f"command {name} is not documented"
+        assert cmd.help or cmd.short_help, name
+        r = run(name, "--help")
+        assert r.exit_code == 0
+        if hasattr(cmd, "commands"):
+            for sub in cmd.commands:
+                assert f"memdream {name} {sub}" in docs
+
+
+def test_scope_options_on_every_command() -> None:
+    def leaves(group, prefix=()):
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):
+                yield from leaves(cmd, prefix + (name,))
+            else:
+                yield prefix + (name,), cmd
+
+    for path, cmd in leaves(cli):
+        if path == ("demo",):
+            continue
+        opts = {o for p in cmd.params for o in getattr(p, "opts", [])}
+        assert {"--vault", "--user", "--agent"} <= opts, path
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    """The installed entry point works as a separate process (as an agent would call it)."""
+    exe = Path(sys.executable).parent / "memdream"
+    env = dict(os.environ, MEMDREAM_VAULT=str(tmp_path / "v"))
+    r = subprocess.run([str(exe), "remember", "以后都用中文回我"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([str(exe), "list", "--json"], capture_output=True, text=True, env=env)
+    assert json.loads(r.stdout)["entries"][0]["type"] == "instruction"
+
+
+def test_cli_reference_matches_help() -> None:
+    """docs/cli.md is generated from --help; regenerate with scripts/gen_cli_docs.py."""
+    import importlib.util
+
+    root = Path(__file__).parent.parent
+    spec = importlib.util.spec_from_file_location("gen_cli_docs", root / "scripts" / "gen_cli_docs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert (root / "docs" / "cli.md").read_text(encoding="utf-8") == mod.render()

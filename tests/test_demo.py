@@ -1,0 +1,35 @@
+"""`make demo` runs `memdream demo`: it must tell the three-step trail and show the refusals."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from memdream.cli.main import cli
+
+
+def test_demo_prints_the_trail(tmp_path) -> None:
+    r = CliRunner().invoke(cli, ["demo", "--keep", str(tmp_path / "demo")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "2026-06-01 09:00 → 2026-06-20 18:30  我在余杭区" in out
+    assert "2026-06-20 18:30 → 2026-06-27 10:00  我在西湖区" in out
+    assert "2026-06-27 10:00 → now" in out
+    assert out.count("credentials never enter memory") == 2
+    assert "duplicate: already known as" in out
+    assert "<!--m:id=" in out  # the raw lines are shown with their metadata
+    # The kept vault holds exactly the story.
+    recall = (tmp_path / "demo/scopes/main/me/memory/recall/2026-06.md").read_text(encoding="utf-8")
+    assert recall.count("\n- ") == 3
+
+
+def test_demo_cleans_up_its_throwaway_vault(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    tempfile.tempdir = None
+    try:
+        r = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    finally:
+        tempfile.tempdir = None
+    assert r.exit_code == 0
+    assert list(tmp_path.iterdir()) == []

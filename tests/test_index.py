@@ -1,0 +1,68 @@
+"""The derived index: Chinese-aware full text, incremental sync, rebuild equivalence."""
+
+from __future__ import annotations
+
+from memdream.model.tokens import tokens
+
+
+def test_bigrams_and_words() -> None:
+    toks = tokens("我在余杭区，盘前简报")
+    for t in ("余杭", "余杭区", "盘前", "简报", "前简"):
+        assert t in toks
+    assert "我" not in toks  # function characters carry no signal
+
+
+def _texts(hits):
+    return [row.entry().text for row, _ in hits]
+
+
+def test_chinese_substrings_are_found(mem) -> None:
+    mem.remember("我在余杭区")
+    mem.remember("每天早上看盘前简报")
+    mem.remember("I prefer dark themes in every editor")
+    assert _texts(mem.index.search(mem.scope, "余杭", 5)) == ["我在余杭区"]
+    assert _texts(mem.index.search(mem.scope, "盘前", 5)) == ["每天早上看盘前简报"]
+    assert _texts(mem.index.search(mem.scope, "theme", 5)) == ["I prefer dark themes in every editor"]
+    assert _texts(mem.index.search(mem.scope, "Editors", 5)) == ["I prefer dark themes in every editor"]
+
+
+def test_hand_edit_is_seen_by_the_next_call(mem) -> None:
+    mem.remember("周五下午有组会")
+    path = mem.vault.recall_file_for(mem.scope, mem.clock.now())
+    path.write_text(path.read_text(encoding="utf-8").replace("组会", "羽毛球"), encoding="utf-8")
+    mem.sync()
+    assert _texts(mem.index.search(mem.scope, "羽毛球", 5)) == ["周五下午有羽毛球"]
+    assert mem.index.search(mem.scope, "组会", 5) == []
+
+
+def test_deleted_file_leaves_the_index(mem) -> None:
+    mem.remember("周五下午有组会")
+    mem.vault.recall_file_for(mem.scope, mem.clock.now()).unlink()
+    assert mem.list() == []
+
+
+def test_rebuilt_index_equals_incremental(mem, clock, open_scope) -> None:
+    other = open_scope(user="bob")
+    for i, t in enumerate(["我在余杭区", "我在西湖区", "I like green tea", "以后都用中文回我", "我在余杭区", "周五有组会", "my cat is called Mochi"]):
+        clock.advance(days=1)
+        mem.remember(t)
+        other.remember(f"{t} (bob {i})")
+    mem.pin(mem.list()[0].id)
+    mem.forget(next(e.id for e in mem.list() if "tea" in e.text))
+    # A hand edit and a hand-written line, picked up by sync.
+    path = mem.vault.resident_file(mem.scope)
+    path.write_text(path.read_text(encoding="utf-8") + "- 手写：我对花生过敏\n", encoding="utf-8")
+    mem.sync()
+    before = mem.index.snapshot()
+    before_fts = mem.index.fts_snapshot()
+    queries = ["余杭", "组会", "花生", "cat Mochi", "中文"]
+    results_before = [sorted((round(s, 9), r.line) for r, s in mem.index.search(mem.scope, q, 10)) for q in queries]
+    # Delete the index entirely and rebuild it.
+    mem.close()
+    mem.vault.index_path.unlink()
+    n = mem.index.rebuild(mem.vault.scopes())
+    assert n == len(before)
+    assert mem.index.snapshot() == before
+    assert mem.index.fts_snapshot() == before_fts
+    assert [sorted((round(s, 9), r.line) for r, s in mem.index.search(mem.scope, q, 10)) for q in queries] == results_before
+    assert all(results_before)

@@ -1,0 +1,164 @@
+"""The write path (DESIGN section 5): validation, classification, dedup, supersede, salience."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdream.errors import NotFound, RefusedInput, SecretRefused
+from memdream.model.classify import classify_type, extract_subject, salience
+from memdream.model.similarity import is_duplicate, similarity
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("以后都用中文回我", "instruction"),
+        ("Always answer in English", "instruction"),
+        ("from now on, use metric units", "instruction"),
+        ("我是一名后端工程师", "identity"),
+        ("My name is Lin", "identity"),
+        ("我喜欢深色主题", "preference"),
+        ("I prefer tabs over spaces", "preference"),
+        ("不要在周末给我发消息", "rule"),
+        ("务必在提交前跑测试", "rule"),
+        ("Never push to main directly", "rule"),
+        ("周五下午有组会", "fact"),
+        ("The meeting moved to room 401", "fact"),
+    ],
+)
+def test_type_heuristic(text: str, expected: str) -> None:
+    assert classify_type(text) == expected
+
+
+def test_subject_heuristic() -> None:
+    assert extract_subject("我在余杭区") == "所在地"
+    assert extract_subject("我在写代码") == ""
+    assert extract_subject("我的生日是五月三日") == "生日"
+    assert extract_subject("My favourite colour is green") == "favourite colour"
+    assert extract_subject("I live in Berlin") == "location"
+
+
+def test_salience_words() -> None:
+    assert salience("千万记得给那个老接口加超时兜底") > 0
+    assert salience("I'm allergic to peanuts, this is critical") > salience("I'm allergic to peanuts")
+    assert salience("周五下午有组会") == 0
+
+
+def test_similarity_rules() -> None:
+    assert similarity("我在余杭区", "我在余杭区。") == 1.0
+    assert is_duplicate("以后都用中文回我。", "以后都用中文回我")
+    assert not is_duplicate("我在西湖区", "我在余杭区")
+    # Similar wording with a new value is not a duplicate: the new value must not be lost.
+    assert similarity("my favourite colour is green", "my favourite colour is blue") > 0.5
+    assert not is_duplicate("my favourite colour is green", "my favourite colour is blue")
+    assert not is_duplicate("meeting on Friday at 3 pm", "meeting on Friday at 4 pm")
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\nb", "bell\x07", "x" * 2001])
+def test_invalid_text_is_refused_and_nothing_written(mem, bad: str) -> None:
+    with pytest.raises(RefusedInput) as info:
+        mem.remember(bad)
+    assert info.value.hint
+    assert not any(p.suffix == ".md" for p in mem.vault.root.rglob("*"))
+
+
+def test_secret_is_refused_and_nothing_written(mem) -> None:
+    for text in ("my password is hunter2", "我的密码是 abc123456"):
+        with pytest.raises(SecretRefused):
+            mem.remember(text)
+    assert not any(p.suffix == ".md" for p in mem.vault.root.rglob("*"))
+
+
+def test_layer_routing(mem) -> None:
+    assert mem.write("以后都用中文回我").entry.layer == "resident"
+    assert mem.write("周五下午有组会").entry.layer == "recall"
+    assert mem.write("I am a data engineer").entry.layer == "resident"
+
+
+def test_dedup_refreshes_instead_of_adding(mem, clock) -> None:
+    first = mem.write("我对花生过敏")
+    clock.advance(days=2)
+    again = mem.write("我对花生过敏！")
+    assert again.action == "duplicate"
+    assert again.entry.id == first.entry.id
+    assert again.entry.confidence > first.entry.confidence
+    assert again.entry.last_recalled == clock.now()
+    assert [e.text for e in mem.list()] == ["我对花生过敏"]
+
+
+def test_supersede_trail_and_move_back(mem, clock) -> None:
+    a = mem.write("我在余杭区")
+    assert a.entry.subject == "所在地" and a.action == "added"
+    clock.advance(days=19)
+    b = mem.write("我在西湖区")
+    assert b.action == "superseded"
+    assert b.entry.supersedes == a.entry.id
+    assert [e.id for e in b.superseded] == [a.entry.id]
+    clock.advance(days=7)
+    c = mem.write("我在余杭区")
+    assert c.action == "superseded" and c.entry.supersedes == b.entry.id
+    trail = mem.history("所在地")
+    assert [e.text for e in trail] == ["我在余杭区", "我在西湖区", "我在余杭区"]
+    assert trail[0].valid_to == trail[1].valid_from
+    assert trail[1].valid_to == trail[2].valid_from
+    assert trail[2].valid_to is None
+    # Only the current value is listed as valid; the whole trail stays in the files.
+    assert [e.text for e in mem.list()] == ["我在余杭区"]
+    assert len(mem.list(include_ended=True)) == 3
+    # history by id follows the chain too
+    assert [e.id for e in mem.history(b.entry.id)] == [e.id for e in trail]
+
+
+def test_explicit_subject_supersedes_in_english(mem, clock) -> None:
+    mem.write("Works at Acme", subject="employer")
+    clock.advance(days=1)
+    out = mem.write("Works at Globex", subject="employer")
+    assert out.action == "superseded"
+    assert [e.text for e in mem.list()] == ["Works at Globex"]
+
+
+def test_candidates_come_from_the_index(mem) -> None:
+    """Dedup consults the index: a duplicate of a line only present in the index is still caught,
+    and nothing reads every file (the index is the source of candidates)."""
+    mem.write("周五下午有组会")
+    assert mem.write("周五下午有组会").action == "duplicate"
+
+
+def test_forget_soft_moves_to_archive(mem, clock) -> None:
+    e = mem.remember("周五下午有组会")
+    clock.advance(hours=1)
+    gone = mem.forget(e.id)
+    assert gone.valid_to == clock.now() and gone.end == "forgotten" and gone.layer == "archive"
+    assert mem.list() == []
+    archived = mem.list(layer="archive", include_ended=True)
+    assert [x.id for x in archived] == [e.id]
+    assert "周五下午有组会" not in mem.vault.recall_file_for(mem.scope, clock.now()).read_text(encoding="utf-8")
+    assert "周五下午有组会" in mem.vault.archive_file_for(mem.scope, clock.now()).read_text(encoding="utf-8")
+    with pytest.raises(NotFound):
+        mem.forget(e.id)
+
+
+def test_forget_hard_deletes(mem) -> None:
+    e = mem.remember("周五下午有组会")
+    mem.forget(e.id, hard=True)
+    assert mem.list(include_ended=True) == []
+    assert all("组会" not in p.read_text(encoding="utf-8") for p in mem.vault.root.rglob("*.md"))
+
+
+def test_pin_and_unpin(mem) -> None:
+    e = mem.remember("周五下午有组会")
+    assert mem.pin(e.id).pinned
+    assert "pin=1" in mem.vault.recall_file_for(mem.scope, mem.clock.now()).read_text(encoding="utf-8")
+    assert not mem.unpin(e.id).pinned
+    with pytest.raises(NotFound):
+        mem.pin("nope00")
+
+
+def test_recall_files_roll_over_by_size(mem) -> None:
+    from memdream.store.vault import RECALL_FILE_MAX_LINES
+
+    for i in range(RECALL_FILE_MAX_LINES + 5):
+        mem.write(f"测试事实编号 {i} 号，内容 {i * 7919}", type="fact")
+    files = sorted(p.name for p in mem.vault.recall_dir(mem.scope).iterdir())
+    assert files == ["2026-06.2.md", "2026-06.md"]
+    assert len(mem.list()) == RECALL_FILE_MAX_LINES + 5

@@ -1,0 +1,75 @@
+"""The single writer: atomic replace, hand-edit safety, adoption of hand-written lines."""
+
+from __future__ import annotations
+
+import os
+
+from memdream.store.format import parse_document
+
+
+def recall_file(mem):
+    return mem.vault.recall_file_for(mem.scope, mem.clock.now())
+
+
+def test_hand_edit_between_two_remembers_survives(mem) -> None:
+    first = mem.remember("周五下午有组会")
+    path = recall_file(mem)
+    text = path.read_text(encoding="utf-8")
+    # A person edits the line by hand (and adds a note line) between two calls.
+    edited = text.replace("周五下午有组会", "周五下午三点有组会") + "- 手写的一条：牛奶喝完了\n"
+    path.write_text(edited, encoding="utf-8")
+    second = mem.remember("下周二去上海出差")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    body = "\n".join(lines)
+    assert "周五下午三点有组会" in body and "周五下午有组会 " not in body
+    assert any(ln.startswith("- 手写的一条：牛奶喝完了 <!--m:") and "src=manual" in ln for ln in lines)
+    assert "下周二去上海出差" in body
+    texts = {e.text for e in mem.list()}
+    assert texts == {"周五下午三点有组会", "手写的一条：牛奶喝完了", "下周二去上海出差"}
+    # The edited entry keeps its id.
+    assert mem.get(first.id).text == "周五下午三点有组会"
+    assert second.id != first.id
+
+
+def test_adopted_hand_line_keeps_its_text_byte_for_byte(mem) -> None:
+    path = mem.vault.resident_file(mem.scope)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = "- I   prefer *dark* themes; 100% of the time => always"
+    path.write_text("# MEMORY\n\n" + raw + "\n", encoding="utf-8")
+    mem.remember("以后都用中文回我")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    adopted = [ln for ln in lines if ln.startswith(raw + " <!--m:")]
+    assert len(adopted) == 1
+    e = parse_document(path.read_text(encoding="utf-8")).entries()[0]
+    assert e.text == raw[2:] and e.id and e.source == "manual"
+
+
+def test_atomic_write_leaves_no_temp_files_and_keeps_mode(mem) -> None:
+    mem.remember("我喜欢深色主题")
+    path = mem.vault.resident_file(mem.scope)
+    os.chmod(path, 0o600)
+    mem.remember("以后都用中文回我")
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    leftovers = [p for p in mem.vault.root.rglob("*.tmp")]
+    assert leftovers == []
+
+
+def test_writer_reapplies_when_file_changes_under_it(mem) -> None:
+    """A change function that is applied again on top of an edit made while it ran."""
+    path = recall_file(mem)
+    mem.remember("第一条")
+    calls = []
+
+    def change(doc):
+        calls.append(1)
+        if len(calls) == 1:  # an editor saves while the writer is working
+            path.write_text(path.read_text(encoding="utf-8") + "- 编辑器刚保存的一行\n", encoding="utf-8")
+        doc.lines[-1].raw  # read only
+        from memdream.model.entry import Entry
+
+        doc.append_entry(Entry(text=f"写入第{len(calls)}次", id=f"w{len(calls)}"))
+
+    mem.writer.update(path, change)
+    text = path.read_text(encoding="utf-8")
+    assert len(calls) == 2
+    assert "编辑器刚保存的一行" in text and "写入第2次" in text and "写入第1次" not in text
