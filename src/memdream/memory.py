@@ -31,14 +31,18 @@ from memdream.model.entry import (
     layer_for_type,
 )
 from memdream.model.secrets import find_secret
-from memdream.model.similarity import is_duplicate, similarity
+from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
-DEDUP_CANDIDATES = 20  # full-text candidates compared by bigram similarity on each write
+DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on each write
+# A duplicate holds every content word of the new text (see model/similarity.py). So if one
+# of the text's anchor terms is in no entry at all, there is no duplicate, and otherwise the
+# candidates are the entries holding all of its 3 rarest anchors: a cheap query at any size.
+DEDUP_QUERY_TERMS = 3
 MAX_SUBJECT_CHARS = 100
 CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
 
@@ -235,7 +239,14 @@ class Memory:
 
     def _duplicate_of(self, text: str, subject: str) -> tuple[Row, float] | None:
         """The most similar currently valid entry that says the same thing, if any."""
-        rows = [r for r, _ in self.index.search(self.scope, text, DEDUP_CANDIDATES)]
+        anchors = anchor_terms(text)
+        df = self.index.document_frequency(anchors)
+        rows: list[Row] = []
+        if anchors and all(df.get(t) for t in anchors):
+            rarest = sorted(anchors, key=lambda t: df[t])[:DEDUP_QUERY_TERMS]
+            rows = [r for r, _ in self.index.match(self.scope, rarest, DEDUP_CANDIDATES, op="AND")]
+        elif not anchors:
+            rows = [r for r, _ in self.index.search(self.scope, text, DEDUP_CANDIDATES)]
         if subject:
             rows += self.index.by_subject(self.scope, subject)
         best: tuple[Row, float] | None = None
@@ -332,7 +343,16 @@ class Memory:
             if key not in out or out[key].valid_to is not None:
                 out[key] = e
         earliest = datetime.min.replace(tzinfo=timezone.utc)
-        return sorted(out.values(), key=lambda e: (e.valid_from or e.created_at or earliest, e.id))
+        by_id = {e.id: e for e in out.values() if e.id}
+
+        def depth(e: Entry) -> int:  # how many links of the trail lead to e (ties within a second)
+            n, seen = 0, set()
+            while e.supersedes in by_id and e.supersedes not in seen:
+                seen.add(e.supersedes)
+                e, n = by_id[e.supersedes], n + 1
+            return n
+
+        return sorted(out.values(), key=lambda e: (e.valid_from or e.created_at or earliest, depth(e), e.id))
 
     def _chain(self, start: Entry) -> list[Row]:
         rows: list[Row] = []

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from memdream.errors import VaultError
 from memdream.index.fts import index_text, match_expression
+from memdream.model.tokens import query_tokens
 from memdream.index.migrations import migrate
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.store.format import Document, parse_document, parse_line
@@ -26,6 +27,7 @@ from memdream.store.vault import Scope, Vault
 from memdream.store.writer import FileState, decode, read_file
 
 BUSY_TIMEOUT_MS = 60_000
+MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)
 
 
 def _ts(d: datetime | None) -> float | None:
@@ -95,31 +97,26 @@ class Index:
             db.execute("COMMIT")
 
     # -- keeping up with the files
-    def rel(self, path: Path) -> str:
+    def rel(self, path: Path | str) -> str:
         return self.vault.relpath(path)
 
     def sync_scope(self, scope: Scope) -> int:
         """Bring the scope's rows up to date with its files; return how many files changed."""
-        files = self.vault.entry_files(scope)
         known = {
             r[0]: (r[1], r[2], r[3])
             for r in self.db.execute("SELECT path, mtime_ns, size, ino FROM files WHERE scope = ?", (scope.key,))
         }
         changed = 0
         seen: set[str] = set()
-        for path, layer in files:
+        for path, layer, st in self.vault.scan_entry_files(scope):
             rel = self.rel(path)
             seen.add(rel)
-            try:
-                st = path.stat()
-            except FileNotFoundError:
-                continue
             if known.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
                 continue
-            data, state = read_file(path)
+            data, state = read_file(Path(path))
             if not state.exists:
                 continue
-            if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
+            if self.index_file(Path(path), scope, layer, state, parse_document(decode(data, Path(path)))):
                 changed += 1
         gone = [p for p in known if p not in seen]
         if gone:
@@ -145,13 +142,15 @@ class Index:
                 old.setdefault(lh if old_layer == layer else "", []).append(rowid)
             fresh: list[tuple[str, str, Entry]] = []
             for ln in doc.lines:
-                if ln.entry is None:
+                if not ln.is_entry:
                     continue
                 lh = line_hash(ln.raw)
                 if old.get(lh):
                     old[lh].pop()
                 else:
-                    fresh.append((lh, ln.raw.rstrip("\r"), ln.entry))
+                    entry = ln.entry
+                    assert entry is not None
+                    fresh.append((lh, ln.raw.rstrip("\r"), entry))
             stale = [rid for rids in old.values() for rid in rids]
             if stale:
                 db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in stale))
@@ -199,9 +198,47 @@ class Index:
     def _rows(self, sql: str, args: tuple) -> list[Row]:
         return [Row(*r) for r in self.db.execute(sql, args)]
 
-    def search(self, scope: Scope, text: str, limit: int, layers: tuple[str, ...] = (RESIDENT, RECALL), current_only: bool = True) -> list[tuple[Row, float]]:
-        """Full-text candidates with their BM25 score (higher is better)."""
-        expr = match_expression(text)
+    def document_frequency(self, terms: list[str]) -> dict[str, int]:
+        """How many entries (in any scope) hold each term; absent terms are left out."""
+        if not terms:
+            return {}
+        marks = ",".join("?" * len(terms))
+        return dict(self.db.execute(f"SELECT term, doc FROM entries_vocab WHERE term IN ({marks})", terms))
+
+    def rare_terms(self, text: str, limit: int) -> list[str]:
+        """The query's terms that occur in the index, rarest first, at most `limit` of them.
+
+        Searching only the rarest terms keeps the cost of a query bounded by short posting
+        lists, whatever the size of the scope; BM25 is dominated by rare terms anyway.
+        """
+        terms = query_tokens(text)
+        df = self.document_frequency(terms)
+        present = sorted((t for t in terms if df.get(t)), key=lambda t: df[t])
+        return present[:limit]
+
+    def search(
+        self,
+        scope: Scope,
+        text: str,
+        limit: int,
+        layers: tuple[str, ...] = (RESIDENT, RECALL),
+        current_only: bool = True,
+        max_terms: int = MAX_QUERY_TERMS,
+    ) -> list[tuple[Row, float]]:
+        """Full-text candidates with their BM25 score (higher is better): any of the rarest terms."""
+        return self.match(scope, self.rare_terms(text, max_terms), limit, layers, current_only)
+
+    def match(
+        self,
+        scope: Scope,
+        terms: list[str],
+        limit: int,
+        layers: tuple[str, ...] = (RESIDENT, RECALL),
+        current_only: bool = True,
+        op: str = "OR",
+    ) -> list[tuple[Row, float]]:
+        """Entries holding any (OR) or all (AND) of `terms`, best BM25 first."""
+        expr = match_expression(terms, op)
         if expr is None:
             return []
         marks = ",".join("?" * len(layers))

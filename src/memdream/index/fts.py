@@ -1,21 +1,21 @@
 """Full-text search expressions for SQLite FTS5 over pre-tokenized text (DESIGN section 7).
 
 FTS5 indexes a column of space-separated tokens made by `memdream.model.tokens` with its
-plain ``unicode61`` tokenizer (and Porter stemming for English words).
+plain ``unicode61`` tokenizer, so the index's terms are exactly our tokens and their
+document frequencies can be read from the ``entries_vocab`` table.
 """
 
 from __future__ import annotations
 
-from memdream.model.tokens import query_tokens, tokens
+from memdream.model.tokens import tokens
 
 
 def index_text(text: str) -> str:
     return " ".join(tokens(text))
 
 
-def match_expression(text: str, limit: int = 64) -> str | None:
-    """An FTS5 MATCH string that ORs the query's tokens, or None if it has none."""
-    toks = query_tokens(text)[:limit]
-    if not toks:
+def match_expression(terms: list[str], op: str = "OR") -> str | None:
+    """An FTS5 MATCH string joining `terms` with OR (any) or AND (all), or None if there are none."""
+    if not terms:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)
+    return f" {op} ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -52,7 +52,8 @@ def m001_initial(db: sqlite3.Connection) -> None:
         CREATE INDEX entries_id ON entries(id);
         CREATE INDEX entries_subject ON entries(scope, subject);
         CREATE INDEX entries_sup ON entries(scope, sup);
-        CREATE VIRTUAL TABLE entries_fts USING fts5(tok, tokenize = 'porter unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE entries_fts USING fts5(tok, tokenize = 'unicode61 remove_diacritics 0');
+        CREATE VIRTUAL TABLE entries_vocab USING fts5vocab(entries_fts, 'row');
         """
     )
 

@@ -16,6 +16,7 @@ from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS, tokens
 DEDUP_THRESHOLD = 0.65  # bigram Jaccard similarity above which two texts may be the same memory
 
 _DROP = re.compile(r"[\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 
 def normalize(text: str) -> str:
@@ -47,11 +48,21 @@ def content_words(text: str) -> set[str]:
 
 
 def new_content(new: str, old: str) -> set[str]:
-    """Content words of `new` that `old` does not contain (as a word or as a substring)."""
+    """Content words of `new` that `old` lacks (a Chinese word also counts if it is inside old's text)."""
     old_words = content_words(old)
     old_norm = normalize(old)
-    return {w for w in content_words(new) if w not in old_words and normalize(w) not in old_norm}
+    return {w for w in content_words(new) if w not in old_words and not (_CJK.match(w) and normalize(w) in old_norm)}
 
 
 def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool:
     return similarity(new, old) > threshold and not new_content(new, old)
+
+
+def anchor_terms(text: str) -> list[str]:
+    """Index terms every duplicate of `text` must hold: its Latin words and numbers, and the
+    character bigrams of its Chinese words (longer segmenter words may be cut differently)."""
+    out = []
+    for t in dict.fromkeys(content_words(text)):
+        if not _CJK.match(t) or len(t) == 2:
+            out.append(t)
+    return out

@@ -5,7 +5,8 @@ never find 我在余杭区. We tokenize in Python and give FTS5 a space-separate
 
 - Chinese runs: rjieba words (search mode, so 余杭区 also yields 余杭) plus every
   character bigram, so 盘前 finds 盘前简报 whatever the segmenter decided;
-- everything else: lower-cased words and numbers (FTS5 applies Porter stemming on top).
+- everything else: lower-cased words and numbers, English words Snowball-stemmed
+  (PyStemmer), so "meetings" finds "meeting". English stopwords are left out.
 
 Single Chinese characters are indexed when they are a word of their own (猫), except a
 short list of function characters that occur in nearly every sentence.
@@ -17,7 +18,7 @@ import re
 from functools import lru_cache
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_RUN = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
+_RUN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 
 # Function characters too common to be worth a posting list of their own.
@@ -38,6 +39,16 @@ def _jieba():  # imported lazily: importing memdream must stay cheap
     return rjieba
 
 
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
 def _cjk_tokens(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
@@ -53,13 +64,15 @@ def tokens(text: str) -> list[str]:
         run = m.group(0)
         if _IS_CJK.match(run):
             out.extend(_cjk_tokens(run))
+        elif run in EN_STOPWORDS:
+            continue
+        elif _ASCII_WORD.fullmatch(run):
+            out.append(_stemmer().stemWord(run))
         else:
             out.append(run)
     return out
 
 
 def query_tokens(text: str) -> list[str]:
-    """Distinct tokens of a query, stopwords removed (all of them if nothing else is left)."""
-    toks = list(dict.fromkeys(tokens(text)))
-    kept = [t for t in toks if t not in EN_STOPWORDS and t not in CJK_STOP_CHARS]
-    return kept or toks
+    """Distinct tokens of a query, in order of first appearance."""
+    return list(dict.fromkeys(tokens(text)))

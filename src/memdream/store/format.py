@@ -207,14 +207,54 @@ def render_line(e: Entry) -> str:
 # Whole files
 
 
-@dataclass
 class Line:
-    """One line of a memory file: its exact text, and the entry it holds if it is one."""
+    """One line of a memory file: its exact text, and the entry it holds if it is one.
 
-    raw: str
-    entry: Entry | None = None
-    has_meta: bool = False
-    problems: list[str] = field(default_factory=list)
+    The entry is parsed on first use: a write touches one or two lines of a file, so most
+    lines are never parsed at all.
+    """
+
+    __slots__ = ("raw", "_parsed")
+
+    def __init__(self, raw: str, entry: Entry | None = None) -> None:
+        self.raw = raw
+        self._parsed: ParsedLine | None = ParsedLine(entry, [], True) if entry is not None else None
+
+    @property
+    def is_entry(self) -> bool:
+        return is_entry_line(self.raw)
+
+    def _parse(self) -> ParsedLine | None:
+        if self._parsed is None and is_entry_line(self.raw):
+            self._parsed = parse_line_checked(self.raw)
+        return self._parsed
+
+    @property
+    def entry(self) -> Entry | None:
+        p = self._parse()
+        return p.entry if p is not None else None
+
+    @property
+    def has_meta(self) -> bool:
+        p = self._parse()
+        return p is not None and p.has_meta
+
+    @property
+    def problems(self) -> list[str]:
+        p = self._parse()
+        return p.problems if p is not None else []
+
+    def may_lack_id(self) -> bool:
+        """Cheap test: could this entry line be without an id (so the writer must adopt it)?"""
+        if not is_entry_line(self.raw):
+            return False
+        at = self.raw.rfind(META_OPEN)
+        return at < 0 or "id=" not in self.raw[at:]
+
+    def may_hold(self, entry_id: str) -> bool:
+        """Cheap test before parsing: does the line's comment mention this id at all?"""
+        at = self.raw.rfind(META_OPEN)
+        return at >= 0 and entry_id in self.raw[at:]
 
 
 @dataclass
@@ -223,21 +263,23 @@ class Document:
     trailing_newline: bool = True
 
     def entries(self) -> list[Entry]:
-        return [ln.entry for ln in self.lines if ln.entry is not None]
+        return [e for e in (ln.entry for ln in self.lines) if e is not None]
 
     def find(self, entry_id: str) -> int:
         """Index of the line holding `entry_id`, or -1."""
+        if not entry_id:
+            return -1
         for i, ln in enumerate(self.lines):
-            if ln.entry is not None and ln.entry.id == entry_id:
+            if ln.may_hold(entry_id) and ln.entry is not None and ln.entry.id == entry_id:
                 return i
         return -1
 
     def set_entry(self, index: int, entry: Entry) -> None:
-        self.lines[index] = Line(render_line(entry), entry, True)
+        self.lines[index] = Line(render_line(entry), entry)
 
     def append_entry(self, entry: Entry) -> None:
         # Keep the file tidy: no blank line is needed between list items.
-        self.lines.append(Line(render_line(entry), entry, True))
+        self.lines.append(Line(render_line(entry), entry))
 
     def remove(self, index: int) -> Entry | None:
         return self.lines.pop(index).entry
@@ -255,11 +297,4 @@ def parse_document(text: str) -> Document:
         return Document([], True)
     trailing = text.endswith("\n")
     raw_lines = text[:-1].split("\n") if trailing else text.split("\n")
-    lines: list[Line] = []
-    for raw in raw_lines:
-        if is_entry_line(raw):
-            parsed = parse_line_checked(raw)
-            lines.append(Line(raw, parsed.entry, parsed.has_meta, parsed.problems))
-        else:
-            lines.append(Line(raw))
-    return Document(lines, trailing)
+    return Document([Line(raw) for raw in raw_lines], trailing)

@@ -163,6 +163,23 @@ class Vault:
                         out.append((p, layer))
         return out
 
+    def scan_entry_files(self, scope: Scope) -> list[tuple[str, str, os.stat_result]]:
+        """Like `entry_files`, as (path string, layer, stat), with as few system calls as possible."""
+        out: list[tuple[str, str, os.stat_result]] = []
+        res = str(self.resident_file(scope))
+        try:
+            out.append((res, RESIDENT, os.stat(res)))
+        except FileNotFoundError:
+            pass
+        for d, layer in ((str(self.recall_dir(scope)), RECALL), (str(self.archive_dir(scope)), ARCHIVE)):
+            try:
+                with os.scandir(d) as it:
+                    found = [(de.path, layer, de.stat()) for de in it if de.name.endswith(".md") and not de.name.startswith(".") and de.is_file()]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            out.extend(sorted(found))
+        return out
+
     def layer_of(self, scope: Scope, path: Path) -> str:
         if path == self.resident_file(scope):
             return RESIDENT
@@ -185,11 +202,11 @@ class Vault:
                         found.append(Scope(user=user_dir.name, agent=agent_dir.name))
         return found
 
-    def relpath(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.root))
-        except ValueError:
-            return str(path)
+    def relpath(self, path: Path | str) -> str:
+        s, root = str(path), str(self.root)
+        if s.startswith(root + os.sep):
+            return s[len(root) + 1 :]
+        return s
 
 
 def recall_part(path: Path) -> tuple[str, int] | None:

@@ -200,8 +200,10 @@ class Writer:
         """Give hand-written lines an id and src=manual; their text is left exactly as typed."""
         n = 0
         now = self.clock.now()
-        taken = {e.id for e in doc.entries() if e.id}
+        taken: set[str] = set()  # ids given in this pass; the id factory checks the index
         for i, ln in enumerate(doc.lines):
+            if not ln.may_lack_id():
+                continue
             e = ln.entry
             if e is None or e.id or not e.text.strip():
                 continue
@@ -221,7 +223,7 @@ class Writer:
                 comment = comment[comment.index("<!--m:") :]
                 raw = ln.raw[:-1] if ln.raw.endswith("\r") else ln.raw
                 cr = "\r" if ln.raw.endswith("\r") else ""
-                doc.lines[i] = Line(f"{raw} {comment}{cr}", adopted, True)
+                doc.lines[i] = Line(f"{raw} {comment}{cr}", adopted)
             n += 1
         return n
 
