@@ -55,6 +55,7 @@ def test_rebuilt_index_equals_incremental(mem, clock, open_scope) -> None:
     mem.sync()
     before = mem.index.snapshot()
     before_fts = mem.index.fts_snapshot()
+    before_terms = mem.index.terms_snapshot()
     queries = ["余杭", "组会", "花生", "cat Mochi", "中文"]
     results_before = [sorted((round(s, 9), r.line) for r, s in mem.index.search(mem.scope, q, 10)) for q in queries]
     # Delete the index entirely and rebuild it.
@@ -64,5 +65,6 @@ def test_rebuilt_index_equals_incremental(mem, clock, open_scope) -> None:
     assert n == len(before)
     assert mem.index.snapshot() == before
     assert mem.index.fts_snapshot() == before_fts
+    assert mem.index.terms_snapshot() == before_terms  # document frequencies kept right incrementally
     assert [sorted((round(s, 9), r.line) for r, s in mem.index.search(mem.scope, q, 10)) for q in queries] == results_before
     assert all(results_before)

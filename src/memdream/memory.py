@@ -123,25 +123,23 @@ class Memory:
         """One writer update followed by the matching incremental index update."""
         upd = self.writer.update(path, change, header=header)
         if upd.changed:
-            self.index.index_file(path, self.scope, self.vault.layer_of(self.scope, path), upd.state, upd.document)
+            self.index.apply_update(path, self.scope, self.vault.layer_of(self.scope, path), upd)
         return upd
 
     def _file_for_new(self, layer: str, now: datetime) -> tuple[Path, str]:
         if layer == RESIDENT:
             return self.vault.resident_file(self.scope), MEMORY_HEADER
         month = f"{now:%Y-%m}"
-        parts = [
-            (recall_part(p) or ("", 0))[1]
-            for p in (self.vault.recall_dir(self.scope).glob(f"{month}*.md") if self.vault.recall_dir(self.scope).is_dir() else [])
-            if (recall_part(p) or ("",))[0] == month
-        ]
+        parts = {
+            part: count
+            for rel, count in self.index.files(self.scope, RECALL, self.index.rel(self.vault.recall_dir(self.scope)) + f"/{month}")
+            for m, part in [recall_part(Path(rel)) or ("", 0)]
+            if m == month
+        }
         part = max(parts, default=1)
-        path = self.vault.recall_file_for(self.scope, now, part)
-        rel = self.index.rel(path)
-        n = self.index.db.execute("SELECT count(*) FROM entries WHERE path = ?", (rel,)).fetchone()[0]
-        if n >= RECALL_FILE_MAX_LINES:
-            path = self.vault.recall_file_for(self.scope, now, part + 1)
-        return path, f"# Recall memories {month}\n\n"
+        if parts.get(part, 0) >= RECALL_FILE_MAX_LINES:
+            part += 1
+        return self.vault.recall_file_for(self.scope, now, part), f"# Recall memories {month}\n\n"
 
     def _path(self, row: Row) -> Path:
         return self.vault.root / row.path

@@ -8,6 +8,7 @@ changed and, within a file, re-indexes only lines whose text changed.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
 from collections import Counter
@@ -24,7 +25,7 @@ from memdream.index.migrations import migrate
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.store.format import Document, parse_document, parse_line
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import FileState, decode, read_file
+from memdream.store.writer import FileState, Update, decode, read_file
 
 BUSY_TIMEOUT_MS = 60_000
 MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)
@@ -101,24 +102,34 @@ class Index:
         return self.vault.relpath(path)
 
     def sync_scope(self, scope: Scope) -> int:
-        """Bring the scope's rows up to date with its files; return how many files changed."""
+        """Bring the scope's rows up to date with its files; return how many files changed.
+
+        Called before every read and write, so it is cheap: one stat per known file and one
+        directory listing (without stat) per folder to notice new files.
+        """
+        root = str(self.vault.root) + os.sep
         known = {
-            r[0]: (r[1], r[2], r[3])
-            for r in self.db.execute("SELECT path, mtime_ns, size, ino FROM files WHERE scope = ?", (scope.key,))
+            r[0]: (r[1], r[2], r[3], r[4])
+            for r in self.db.execute("SELECT path, mtime_ns, size, ino, layer FROM files WHERE scope = ?", (scope.key,))
         }
         changed = 0
-        seen: set[str] = set()
-        for path, layer, st in self.vault.scan_entry_files(scope):
-            rel = self.rel(path)
-            seen.add(rel)
-            if known.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+        listed = self.vault.list_entry_files(scope)
+        for rel, layer in listed:
+            try:
+                st = os.stat(root + rel)
+            except FileNotFoundError:
                 continue
-            data, state = read_file(Path(path))
+            k = known.get(rel)
+            if k is not None and k[:3] == (st.st_mtime_ns, st.st_size, st.st_ino) and k[3] == layer:
+                continue
+            path = Path(root + rel)
+            data, state = read_file(path)
             if not state.exists:
                 continue
-            if self.index_file(Path(path), scope, layer, state, parse_document(decode(data, Path(path)))):
+            if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
                 changed += 1
-        gone = [p for p in known if p not in seen]
+        present = {rel for rel, _ in listed}
+        gone = [p for p in known if p not in present]
         if gone:
             with self.transaction() as db:
                 for rel in gone:
@@ -126,42 +137,72 @@ class Index:
             changed += len(gone)
         return changed
 
-    def index_file(self, path: Path, scope: Scope, layer: str, state: FileState, doc: Document) -> bool:
-        """Make the rows of `path` match `doc` (the file as it is in `state`). Returns True if rows changed."""
+    def apply_update(self, path: Path, scope: Scope, layer: str, upd: Update) -> None:
+        """Index the writer's own change: only the lines it removed and added, if the index held
+        exactly the file the writer started from; otherwise a full comparison of the file."""
         rel = self.rel(path)
         with self.transaction() as db:
-            row = db.execute("SELECT hash FROM files WHERE path = ?", (rel,)).fetchone()
-            if row is not None and row[0] == state.sha:
-                db.execute(
-                    "UPDATE files SET mtime_ns = ?, size = ?, ino = ? WHERE path = ?",
-                    (state.mtime_ns, state.size, state.ino, rel),
-                )
-                return False
-            old: dict[str, list[int]] = {}
-            for rowid, lh, old_layer in db.execute("SELECT rowid, line_hash, layer FROM entries WHERE path = ?", (rel,)):
-                old.setdefault(lh if old_layer == layer else "", []).append(rowid)
-            fresh: list[tuple[str, str, Entry]] = []
-            for ln in doc.lines:
-                if not ln.is_entry:
-                    continue
-                lh = line_hash(ln.raw)
-                if old.get(lh):
-                    old[lh].pop()
-                else:
-                    entry = ln.entry
-                    assert entry is not None
-                    fresh.append((lh, ln.raw.rstrip("\r"), entry))
-            stale = [rid for rids in old.values() for rid in rids]
+            row = db.execute("SELECT hash, layer FROM files WHERE path = ?", (rel,)).fetchone()
+            indexed = row[0] if row is not None and row[1] == layer else None
+            if indexed is None and upd.before.exists or indexed is not None and indexed != upd.before.sha:
+                self._index_doc(db, rel, scope, layer, upd.state, upd.document)
+                return
+            stale: list[int] = []
+            for raw in upd.removed:
+                hit = db.execute(
+                    "SELECT rowid FROM entries WHERE path = ? AND line_hash = ? LIMIT 1", (rel, line_hash(raw))
+                ).fetchone()
+                if hit is not None:
+                    stale.append(hit[0])
             if stale:
-                db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in stale))
-                db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in stale))
-            for lh, raw, e in fresh:
-                self._insert(db, rel, scope.key, layer, lh, raw, e)
+                self._delete_rows(db, stale)
+            for ln in upd.added:
+                entry = ln.entry
+                assert entry is not None
+                self._insert(db, rel, scope.key, layer, line_hash(ln.raw), ln.raw.rstrip("\r"), entry)
+            self._set_file(db, rel, scope, layer, upd.state)
+
+    @staticmethod
+    def _set_file(db: sqlite3.Connection, rel: str, scope: Scope, layer: str, state: FileState) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO files(path, scope, layer, mtime_ns, size, ino, hash) VALUES (?,?,?,?,?,?,?)",
+            (rel, scope.key, layer, state.mtime_ns, state.size, state.ino, state.sha),
+        )
+
+    def index_file(self, path: Path, scope: Scope, layer: str, state: FileState, doc: Document) -> bool:
+        """Make the rows of `path` match `doc` (the file as it is in `state`). Returns True if rows changed."""
+        with self.transaction() as db:
+            return self._index_doc(db, self.rel(path), scope, layer, state, doc)
+
+    def _index_doc(self, db: sqlite3.Connection, rel: str, scope: Scope, layer: str, state: FileState, doc: Document) -> bool:
+        row = db.execute("SELECT hash, layer FROM files WHERE path = ?", (rel,)).fetchone()
+        if row is not None and row[0] == state.sha and row[1] == layer:
             db.execute(
-                "INSERT OR REPLACE INTO files(path, scope, layer, mtime_ns, size, ino, hash) VALUES (?,?,?,?,?,?,?)",
-                (rel, scope.key, layer, state.mtime_ns, state.size, state.ino, state.sha),
+                "UPDATE files SET mtime_ns = ?, size = ?, ino = ? WHERE path = ?",
+                (state.mtime_ns, state.size, state.ino, rel),
             )
-            return bool(stale or fresh)
+            return False
+        old: dict[str, list[int]] = {}
+        for rowid, lh, old_layer in db.execute("SELECT rowid, line_hash, layer FROM entries WHERE path = ?", (rel,)):
+            old.setdefault(lh if old_layer == layer else "", []).append(rowid)
+        fresh: list[tuple[str, str, Entry]] = []
+        for ln in doc.lines:
+            if not ln.is_entry:
+                continue
+            lh = line_hash(ln.raw)
+            if old.get(lh):
+                old[lh].pop()
+            else:
+                entry = ln.entry
+                assert entry is not None
+                fresh.append((lh, ln.raw.rstrip("\r"), entry))
+        stale = [rid for rids in old.values() for rid in rids]
+        if stale:
+            self._delete_rows(db, stale)
+        for lh, raw, e in fresh:
+            self._insert(db, rel, scope.key, layer, lh, raw, e)
+        self._set_file(db, rel, scope, layer, state)
+        return bool(stale or fresh)
 
     @staticmethod
     def _insert(db: sqlite3.Connection, rel: str, scope: str, layer: str, lh: str, raw: str, e: Entry) -> None:
@@ -174,12 +215,26 @@ class Index:
                 e.hits, int(e.pinned), e.salience,
             ),
         )  # fmt: skip
-        db.execute("INSERT INTO entries_fts(rowid, tok) VALUES (?, ?)", (cur.lastrowid, index_text(e.text + " " + e.subject)))
+        tok = index_text(e.text + " " + e.subject)
+        db.execute("INSERT INTO entries_fts(rowid, tok) VALUES (?, ?)", (cur.lastrowid, tok))
+        db.executemany(
+            "INSERT INTO terms(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
+            ((t,) for t in set(tok.split())),
+        )
 
     @staticmethod
-    def _drop_file(db: sqlite3.Connection, rel: str) -> None:
-        db.execute("DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE path = ?)", (rel,))
-        db.execute("DELETE FROM entries WHERE path = ?", (rel,))
+    def _delete_rows(db: sqlite3.Connection, rowids: list[int]) -> None:
+        for rid in rowids:
+            row = db.execute("SELECT tok FROM entries_fts WHERE rowid = ?", (rid,)).fetchone()
+            if row is not None:
+                toks = [(t,) for t in set(row[0].split())]
+                db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", toks)
+                db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", toks)
+        db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in rowids))
+        db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in rowids))
+
+    def _drop_file(self, db: sqlite3.Connection, rel: str) -> None:
+        self._delete_rows(db, [r[0] for r in db.execute("SELECT rowid FROM entries WHERE path = ?", (rel,))])
         db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
     def rebuild(self, scopes: Iterable[Scope]) -> int:
@@ -187,6 +242,7 @@ class Index:
         with self.transaction() as db:
             db.execute("DELETE FROM entries")
             db.execute("DELETE FROM entries_fts")
+            db.execute("DELETE FROM terms")
             db.execute("DELETE FROM files")
         for scope in scopes:
             self.sync_scope(scope)
@@ -203,7 +259,7 @@ class Index:
         if not terms:
             return {}
         marks = ",".join("?" * len(terms))
-        return dict(self.db.execute(f"SELECT term, doc FROM entries_vocab WHERE term IN ({marks})", terms))
+        return dict(self.db.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", terms))
 
     def rare_terms(self, text: str, limit: int) -> list[str]:
         """The query's terms that occur in the index, rarest first, at most `limit` of them.
@@ -251,6 +307,16 @@ class Index:
         )
         return [(Row(*r[:5]), r[5]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
 
+    def files(self, scope: Scope, layer: str, prefix: str = "") -> list[tuple[str, int]]:
+        """(relative path, number of entries) of the scope's indexed files in `layer` whose path starts with `prefix`."""
+        return list(
+            self.db.execute(
+                "SELECT f.path, (SELECT count(*) FROM entries e WHERE e.path = f.path) FROM files f"
+                " WHERE f.scope = ? AND f.layer = ? AND substr(f.path, 1, ?) = ?",
+                (scope.key, layer, len(prefix), prefix),
+            )
+        )
+
     def by_subject(self, scope: Scope, subject: str, current_only: bool = True) -> list[Row]:
         sql = self._ROW + " WHERE e.scope = ? AND e.subject = ?" + (" AND e.vt IS NULL AND e.layer != ?" if current_only else "")
         args = (scope.key, subject, ARCHIVE) if current_only else (scope.key, subject)
@@ -285,6 +351,9 @@ class Index:
     def snapshot(self) -> list[tuple[str, str, str]]:
         """Every (path, layer, line) in the index, sorted: two indexes that agree have equal snapshots."""
         return sorted(self.db.execute("SELECT path, layer, line FROM entries"))
+
+    def terms_snapshot(self) -> list[tuple[str, int]]:
+        return sorted(self.db.execute("SELECT term, df FROM terms"))
 
     def fts_snapshot(self) -> list[tuple[str, str]]:
         return sorted(

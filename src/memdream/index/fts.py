@@ -1,8 +1,8 @@
 """Full-text search expressions for SQLite FTS5 over pre-tokenized text (DESIGN section 7).
 
 FTS5 indexes a column of space-separated tokens made by `memdream.model.tokens` with its
-plain ``unicode61`` tokenizer, so the index's terms are exactly our tokens and their
-document frequencies can be read from the ``entries_vocab`` table.
+plain ``unicode61`` tokenizer, so the index's terms are exactly our tokens; the ``terms``
+table keeps each term's document frequency, updated with every row.
 """
 
 from __future__ import annotations

@@ -47,13 +47,13 @@ def m001_initial(db: sqlite3.Connection) -> None:
             pinned INTEGER NOT NULL,
             salience REAL NOT NULL
         );
-        CREATE INDEX entries_path ON entries(path);
+        CREATE INDEX entries_path ON entries(path, line_hash);
         CREATE INDEX entries_scope ON entries(scope, layer);
         CREATE INDEX entries_id ON entries(id);
         CREATE INDEX entries_subject ON entries(scope, subject);
         CREATE INDEX entries_sup ON entries(scope, sup);
         CREATE VIRTUAL TABLE entries_fts USING fts5(tok, tokenize = 'unicode61 remove_diacritics 0');
-        CREATE VIRTUAL TABLE entries_vocab USING fts5vocab(entries_fts, 'row');
+        CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;  -- entries per term, all scopes
         """
     )
 

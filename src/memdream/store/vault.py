@@ -29,7 +29,7 @@ CONFIG_FILE = "memdream.toml"
 # A recall file holds at most this many lines before the month rolls over to a new part
 # (2026-11.md, 2026-11.2.md, ...): every write rewrites one file atomically, so bounding
 # the file bounds the cost of a write however large the scope grows.
-RECALL_FILE_MAX_LINES = 400
+RECALL_FILE_MAX_LINES = 1000
 
 _RECALL_NAME = re.compile(r"^(\d{4}-\d{2})(?:\.(\d+))?\.md$")
 
@@ -163,21 +163,18 @@ class Vault:
                         out.append((p, layer))
         return out
 
-    def scan_entry_files(self, scope: Scope) -> list[tuple[str, str, os.stat_result]]:
-        """Like `entry_files`, as (path string, layer, stat), with as few system calls as possible."""
-        out: list[tuple[str, str, os.stat_result]] = []
-        res = str(self.resident_file(scope))
-        try:
-            out.append((res, RESIDENT, os.stat(res)))
-        except FileNotFoundError:
-            pass
-        for d, layer in ((str(self.recall_dir(scope)), RECALL), (str(self.archive_dir(scope)), ARCHIVE)):
+    def list_entry_files(self, scope: Scope) -> list[tuple[str, str]]:
+        """Like `entry_files`, as (path relative to the vault, layer), listing folders without stat."""
+        base = self.relpath(self.scope_dir(scope))
+        out: list[tuple[str, str]] = []
+        if os.path.isfile(self.resident_file(scope)):
+            out.append((f"{base}/MEMORY.md", RESIDENT))
+        for sub, layer in (("memory/recall", RECALL), ("memory/.archive/entries", ARCHIVE)):
             try:
-                with os.scandir(d) as it:
-                    found = [(de.path, layer, de.stat()) for de in it if de.name.endswith(".md") and not de.name.startswith(".") and de.is_file()]
+                names = sorted(n for n in os.listdir(f"{self.root}/{base}/{sub}") if n.endswith(".md") and not n.startswith("."))
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            out.extend(sorted(found))
+            out.extend((f"{base}/{sub}/{n}", layer) for n in names)
         return out
 
     def layer_of(self, scope: Scope, path: Path) -> str:

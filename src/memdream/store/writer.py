@@ -25,7 +25,8 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -127,6 +128,10 @@ class Update(Generic[T]):
     state: FileState
     changed: bool
     adopted: int
+    before: FileState = FileState(False)
+    # Entry lines that left the file and that came in (raw text), for an incremental index update.
+    removed: list[str] = field(default_factory=list)
+    added: list[Line] = field(default_factory=list)
 
 
 class Writer:
@@ -176,6 +181,7 @@ class Writer:
                 data, before = read_file(path)
                 text = decode(data, path) if before.exists else header
                 doc = parse_document(text)
+                before_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
                 adopted = self._adopt(doc)
                 result = change(doc)
                 rendered = doc.render()
@@ -190,7 +196,15 @@ class Writer:
                     state = atomic_write(path, rendered.encode("utf-8"))
                 except OSError as exc:
                     raise _os_error(exc, path) from exc
-                return Update(result, doc, state, True, adopted)
+                after_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
+                removed = list((before_lines - after_lines).elements())
+                incoming = after_lines - before_lines
+                added = []
+                for ln in doc.lines:
+                    if incoming.get(ln.raw, 0) > 0 and ln.is_entry:
+                        incoming[ln.raw] -= 1
+                        added.append(ln)
+                return Update(result, doc, state, True, adopted, before, removed, added)
             raise VaultError(
                 f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
                 "close the editor that keeps saving it, then try again",
