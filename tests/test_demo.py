@@ -19,7 +19,11 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     assert "<!--m:id=" in out  # the raw lines are shown with their metadata
     # The kept vault holds exactly the story.
     recall = (tmp_path / "demo/scopes/main/me/memory/recall/2026-06.md").read_text(encoding="utf-8")
-    assert recall.count("\n- ") == 3
+    assert recall.count("subj=所在地") == 3
+    # The recall act: as-of answers and explained scores.
+    assert "recall 所在地 --as-of 2026-06-01  ->  我在余杭区" in out
+    assert "recall 所在地 --as-of 2026-06-21  ->  我在西湖区" in out
+    assert "recency 0.25 (age 60 d) + importance 1.10" in out
 
 
 def test_demo_cleans_up_its_throwaway_vault(tmp_path, monkeypatch) -> None:

@@ -66,6 +66,39 @@ def run_demo(keep: str | None = None) -> None:
             sup = f"  (supersedes {e.supersedes})" if e.supersedes else ""
             click.echo(f"  {e.valid_from:%Y-%m-%d %H:%M} → {end}  {e.text}{sup}")
 
+        _title("as-of: where was I on a given day? (valid-time query over the trail)")
+        for day in ("2026-06-01", "2026-06-21"):
+            hit = mem.recall("所在地", k=1, as_of=day)
+            click.echo(f"  recall 所在地 --as-of {day}  ->  {hit[0].text if hit else '(nothing)'}")
+        click.echo(f"  recall 所在地 (now)               ->  {mem.recall('所在地', k=1)[0].text}")
+
+        _title("Recall scores recency + importance + relevance, and shows why")
+        clock.set(datetime(2026, 4, 28, 11, 0, tzinfo=CST))
+        mem.write("千万记得给那个老接口加超时兜底")
+        clock.set(datetime(2026, 5, 20, 16, 0, tzinfo=CST))
+        mem.write("接口的 swagger 页面打不开过一次")
+        clock.set(datetime(2026, 6, 5, 10, 0, tzinfo=CST))
+        mem.write("接口评审会改到了周四")
+        clock.set(datetime(2026, 6, 26, 15, 0, tzinfo=CST))
+        for trivia in ("接口文档放在 wiki 上了", "同事说新接口的名字太长", "周五下午有组会"):
+            mem.write(trivia)
+        clock.set(datetime(2026, 6, 27, 10, 5, tzinfo=CST))
+        query = "我要对接一个新的第三方接口，要注意什么？"
+        click.echo(f'  recall "{query}" --explain')
+        hits = mem.recall(query, k=10)
+        for h in hits[:5]:
+            t = h.trace
+            click.echo(f"  {h.score:4.2f}  {h.text}")
+            click.echo(
+                f"        recency {t.recency:.2f} (age {t.age_days:.0f} d) + importance {t.importance:.2f}"
+                f" (prior {t.prior:.1f} + salience {t.salience:.1f}) + relevance {t.relevance:.2f}"
+            )
+        rank = next((i for i, h in enumerate(hits, 1) if h.text.startswith("千万")), None)
+        click.echo(
+            f"  The 60-day-old warning ranks #{rank} of {len(hits)} matching memories: its recency has decayed, but"
+            " 千万 and its type lift its importance (capped at 2.0; recency and relevance stop at 1.0)."
+        )
+
         _title("Credentials never enter memory")
         for secret in ("我的邮箱密码是 Tr0ub4dor&3x", "my OpenAI key is sk-proj-4f9KqZ2mN8xVt7LbR1cW3yHd6JpE0sAa"):
             try:

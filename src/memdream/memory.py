@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets as _random
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -35,6 +35,25 @@ from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
+from memdream.importers import Skipped
+from memdream.importers import read as read_transcripts
+from memdream.index.raw import search_raw, sync_raw
+from memdream.recall.active import ActiveRecall
+from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
+from memdream.recall.search import Hit
+from memdream.recall.search import recall as recall_hits
+from memdream.recall.snapshot import (
+    DEFAULT_BUDGET,
+    RESIDENT_SHARE,
+    SNIPPET_SHARE,
+    ContextBlock,
+    Snapshot,
+    Snippet,
+    build_snapshot,
+    count_tokens,
+    fit,
+)
+from memdream.store.transcripts import render as render_transcript
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
@@ -47,6 +66,20 @@ MAX_SUBJECT_CHARS = 100
 CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
 
 Action = Literal["added", "duplicate", "superseded"]
+
+
+@dataclass
+class ImportReport:
+    imported: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "imported": self.imported,
+            "unchanged": self.unchanged,
+            "skipped": [{"where": w, "why": y} for w, y in self.skipped],
+        }
 
 
 @dataclass(frozen=True)
@@ -98,6 +131,8 @@ class Memory:
         self.clock: Clock = clock or SystemClock(config.tzinfo())
         self.index = Index(self.vault)
         self.writer = Writer(self.vault, self.clock, self._new_id)
+        self._snapshot: Snapshot | None = None
+        self._active: ActiveRecall | None = None
 
     # -- plumbing
     def close(self) -> None:
@@ -368,6 +403,122 @@ class Memory:
                             nxt.append(other)
             frontier = nxt
         return rows
+
+    # -- recall (DESIGN section 6)
+    def recall(self, query: str, k: int = 10, as_of: datetime | str | None = None) -> list[Hit]:
+        """The `k` best memories for `query`, scored recency + importance + relevance, with traces.
+
+        Only currently valid entries, or those valid at `as_of` (a datetime, or a date /
+        ISO string; a bare date means the end of that day). Hits are counted (batched).
+        """
+        if not isinstance(query, str):
+            raise RefusedInput("the query must be a string", "pass the question as plain text")
+        when = self._as_of(as_of)
+        self.sync()
+        hits = recall_hits(self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when)
+        if hits and when is None:
+            self._count_hits([h.entry.id for h in hits])
+        return hits
+
+    def _as_of(self, as_of: datetime | str | None) -> datetime | None:
+        if as_of is None or isinstance(as_of, datetime):
+            if isinstance(as_of, datetime) and as_of.tzinfo is None:
+                return as_of.replace(tzinfo=self.clock.now().tzinfo)
+            return as_of
+        text = str(as_of).strip()
+        try:
+            if len(text) == 10:
+                d = datetime.fromisoformat(text)
+                return d.replace(hour=23, minute=59, second=59, tzinfo=self.clock.now().tzinfo)
+            d = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return d if d.tzinfo else d.replace(tzinfo=self.clock.now().tzinfo)
+        except ValueError as exc:
+            raise RefusedInput(f"cannot read the date {text!r}", "use YYYY-MM-DD or an ISO 8601 time such as 2026-06-20T18:00") from exc
+
+    def _count_hits(self, ids: list[str]) -> None:
+        journal = HitJournal(self.vault.memory_dir(self.scope))
+        if journal.record(ids, self.clock.now()) >= FLUSH_AFTER:
+            self.flush_hits()
+
+    def flush_hits(self) -> int:
+        """Fold batched recall counts into the files (hc += n, la = last); returns hits folded."""
+        journal = HitJournal(self.vault.memory_dir(self.scope))
+        with self.writer.locked():
+            self.sync()
+
+            def apply(bumps: list[Bump]) -> None:
+                by_path: dict[str, list[Bump]] = {}
+                for b in bumps:
+                    for row in self.index.by_id(self.scope, b.entry_id):
+                        by_path.setdefault(row.path, []).append(b)
+                for rel, group in by_path.items():
+
+                    def change(doc: Document, group: list[Bump] = group) -> None:
+                        for b in group:
+                            i = doc.find(b.entry_id)
+                            e = doc.lines[i].entry if i >= 0 else None
+                            if e is not None:
+                                last = max(b.last, e.last_recalled) if e.last_recalled else b.last
+                                doc.set_entry(i, e.evolve(hits=e.hits + b.count, last_recalled=last))
+
+                    self._update(self.vault.root / rel, change)
+
+            return journal.flush(apply)
+
+    def snapshot(self, budget: int = DEFAULT_BUDGET, refresh: bool = False) -> Snapshot:
+        """The resident layer, frozen at the first call for the life of this Memory (a session)."""
+        if self._snapshot is None or refresh or self._snapshot.budget != budget:
+            self.sync()
+            resident = [r.entry() for r in self.index.entries(self.scope, (RESIDENT,), current_only=True)]
+            self._snapshot = build_snapshot(resident, budget, self.clock.now())
+        return self._snapshot
+
+    def context(self, query: str | None = None, budget: int = DEFAULT_BUDGET, k: int = 8, one_to_one: bool = True) -> ContextBlock:
+        """What an agent injects each turn: the frozen resident snapshot, then the entries
+        recalled for `query`, then active-recall snippets from past conversations."""
+        if budget < 1:
+            raise RefusedInput("the budget must be at least 1 token", "pass --budget 2000 or so")
+        snap = self.snapshot(max(1, int(budget * RESIDENT_SHARE)))
+        block = ContextBlock(snap, budget=budget, query=query or "")
+        if not query:
+            return block
+        shown = {e.id for e in snap.entries}
+        left = budget - snap.tokens
+        hits = [h for h in self.recall(query, k=k + len(shown)) if h.entry.id not in shown][:k]
+        block.recalled = fit(hits, max(0, left - int(budget * SNIPPET_SHARE)), lambda h: count_tokens(h.text) + 2)
+        left -= sum(count_tokens(h.text) + 2 for h in block.recalled)
+        snippets = self.active_recall(query, one_to_one=one_to_one)
+        block.snippets = fit(snippets, max(0, left), lambda s: count_tokens(s.text) + 8)
+        return block
+
+    @property
+    def active_recall(self) -> ActiveRecall:
+        if self._active is None:
+            self._active = ActiveRecall(lambda q, n: self.search_raw(q, n), self.clock)
+        return self._active
+
+    def search_raw(self, query: str, k: int = 5) -> list[Snippet]:
+        """Full-text search over stored transcripts (the raw layer)."""
+        sync_raw(self.index, self.scope)
+        return search_raw(self.index, self.scope, query, k)
+
+    def import_transcripts(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
+        """Store conversation transcripts verbatim under memory/sessions/ (idempotent)."""
+        report = ImportReport()
+        for item in read_transcripts(fmt, Path(path)):
+            if isinstance(item, Skipped):
+                report.skipped.append((item.where, item.why))
+                continue
+            when = item.started_at or self.clock.now()
+            target = self.vault.memory_dir(self.scope) / "sessions" / f"{when:%Y-%m-%d}" / f"{item.session_id}.md"
+            text = render_transcript(item)
+            state = self.writer.write_text(target, lambda old, text=text: text if old is None else None)
+            if state is None:
+                report.unchanged.append(self.vault.relpath(target))
+            else:
+                report.imported.append(self.vault.relpath(target))
+        sync_raw(self.index, self.scope)
+        return report
 
     def stats(self) -> dict[str, int]:
         self.sync()

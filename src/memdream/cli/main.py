@@ -202,6 +202,98 @@ def list_(layer: str | None, include_ended: bool, vault: str | None, user: str |
         click.echo(_line(e))
 
 
+@cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many memories to return.")
+@click.option("--as-of", "as_of", default=None, metavar="DATE", help="Answer as of a past date or time (YYYY-MM-DD = end of that day).")
+@click.option("--explain", is_flag=True, help="Show each hit's score parts: recency, importance, relevance.")
+@_scope_options
+@_json_option
+@_handle_errors
+def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Recall the memories that best fit QUERY (recency + importance + relevance)."""
+    with _open(vault, user, agent) as mem:
+        hits = mem.recall(query, k=k, as_of=as_of)
+    if as_json:
+        _emit({"query": query, "as_of": as_of, "hits": [h.to_json() for h in hits]})
+        return
+    if not hits:
+        click.echo("nothing found" + (f" valid at {as_of}" if as_of else "") + "; try other words, or 'memdream list'")
+    for h in hits:
+        click.echo(f"{h.score:5.2f}  {_line(h.entry)}")
+        if explain:
+            t = h.trace
+            cos = f", cosine {t.cosine:.2f}" if t.cosine is not None else ""
+            click.echo(
+                f"       = recency {t.recency:.2f} (age {t.age_days:.1f} d, half-life 30 d)"
+                f" + importance {t.importance:.2f} (prior {t.prior:.2f} + salience {t.salience:.2f} + recalls {t.hit_bonus:.2f})"
+                f" + relevance {t.relevance:.2f} ({t.fusion}: bm25 {t.bm25:.2f}{cos})"
+            )
+
+
+@cli.command()
+@click.option("--query", "-q", default=None, help="The user's message: adds recalled entries and transcript snippets.")
+@click.option("--budget", type=click.IntRange(50, 200_000), default=2000, show_default=True, help="Token budget of the whole block.")
+@click.option("--group", is_flag=True, help="A group conversation: no active recall from past transcripts.")
+@_scope_options
+@_json_option
+@_handle_errors
+def context(query: str | None, budget: int, group: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Print the memory block an agent injects: resident snapshot, recalled entries, snippets."""
+    with _open(vault, user, agent) as mem:
+        block = mem.context(query=query, budget=budget, one_to_one=not group)
+    if as_json:
+        _emit(block.to_json())
+    else:
+        click.echo(block.render(), nl=False)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--raw", "raw", is_flag=True, help="Search stored conversation transcripts (the raw layer).")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=5, show_default=True)
+@_scope_options
+@_json_option
+@_handle_errors
+def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Full-text search; with --raw, over stored transcripts instead of memories."""
+    with _open(vault, user, agent) as mem:
+        if raw:
+            found = mem.search_raw(query, k=k)
+            if as_json:
+                _emit({"query": query, "snippets": [s.to_json() for s in found]})
+                return
+            if not found:
+                click.echo("no transcript matches; import some with 'memdream import --from FORMAT PATH'")
+            for s in found:
+                click.echo(f"{s.path}  [{s.role}{' ' + s.at if s.at else ''}]\n    {s.text}")
+        else:
+            hits = mem.recall(query, k=k)
+            if as_json:
+                _emit({"query": query, "hits": [h.to_json() for h in hits]})
+                return
+            for h in hits:
+                click.echo(_line(h.entry))
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--from", "fmt", type=click.Choice(["jsonl", "chatgpt", "markdown"]), required=True, help="The format of PATH (a file or a folder of files).")
+@_scope_options
+@_json_option
+@_handle_errors
+def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Store conversation transcripts verbatim in the raw layer (importing twice adds nothing)."""
+    with _open(vault, user, agent, create=True) as mem:
+        report = mem.import_transcripts(fmt, path)
+    if as_json:
+        _emit(report.to_json())
+        return
+    click.echo(f"imported {len(report.imported)} transcript(s), {len(report.unchanged)} already there, {len(report.skipped)} skipped")
+    for where, why in report.skipped:
+        click.echo(f"  skipped {where}: {why}")
+
+
 @cli.group()
 def index() -> None:
     """The derived SQLite index (safe to delete; rebuilt from the files)."""
@@ -216,8 +308,12 @@ def index_rebuild(vault: str | None, user: str | None, agent: str | None, as_jso
     import time
 
     with _open(vault, user, agent) as mem:
+        from memdream.index.raw import sync_raw
+
         start = time.perf_counter()
         n = mem.index.rebuild(mem.vault.scopes())
+        for scope in mem.vault.scopes():
+            sync_raw(mem.index, scope)
         took = time.perf_counter() - start
     if as_json:
         _emit({"entries": n, "seconds": round(took, 3)})

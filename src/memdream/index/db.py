@@ -48,9 +48,17 @@ class Row:
     scope: str
     layer: str
     line: str
+    tok: str = ""  # the indexed tokens, when the query fetched them (for BM25 scoring)
 
     def entry(self) -> Entry:
         return parse_line(self.line).evolve(layer=self.layer)
+
+
+def _bump_meta(db: sqlite3.Connection, entries: int, tokens: int) -> None:
+    db.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
+        (("entries", entries), ("tokens", tokens)),
+    )
 
 
 class Index:
@@ -206,30 +214,34 @@ class Index:
 
     @staticmethod
     def _insert(db: sqlite3.Connection, rel: str, scope: str, layer: str, lh: str, raw: str, e: Entry) -> None:
+        tok = index_text(e.text + " " + e.subject)
+        words = tok.split()
         cur = db.execute(
-            "INSERT INTO entries(path, scope, layer, line_hash, line, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO entries(path, scope, layer, line_hash, line, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience, ntok)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 rel, scope, layer, lh, raw, e.id, e.effective_type, e.subject, e.supersedes, e.text,
                 _ts(e.valid_from), _ts(e.valid_to), _ts(e.created_at), _ts(e.last_recalled),
-                e.hits, int(e.pinned), e.salience,
+                e.hits, int(e.pinned), e.salience, len(words),
             ),
         )  # fmt: skip
-        tok = index_text(e.text + " " + e.subject)
         db.execute("INSERT INTO entries_fts(rowid, tok) VALUES (?, ?)", (cur.lastrowid, tok))
         db.executemany(
             "INSERT INTO terms(term, df) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET df = df + 1",
-            ((t,) for t in set(tok.split())),
+            ((t,) for t in set(words)),
         )
+        _bump_meta(db, 1, len(words))
 
     @staticmethod
     def _delete_rows(db: sqlite3.Connection, rowids: list[int]) -> None:
         for rid in rowids:
             row = db.execute("SELECT tok FROM entries_fts WHERE rowid = ?", (rid,)).fetchone()
             if row is not None:
-                toks = [(t,) for t in set(row[0].split())]
+                words = row[0].split()
+                toks = [(t,) for t in set(words)]
                 db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", toks)
                 db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", toks)
+                _bump_meta(db, -1, -len(words))
         db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in rowids))
         db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in rowids))
 
@@ -243,7 +255,11 @@ class Index:
             db.execute("DELETE FROM entries")
             db.execute("DELETE FROM entries_fts")
             db.execute("DELETE FROM terms")
+            db.execute("DELETE FROM meta")
             db.execute("DELETE FROM files")
+            db.execute("DELETE FROM raw_fts")
+            db.execute("DELETE FROM raw_chunks")
+            db.execute("DELETE FROM raw_files")
         for scope in scopes:
             self.sync_scope(scope)
         return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
@@ -260,6 +276,12 @@ class Index:
             return {}
         marks = ",".join("?" * len(terms))
         return dict(self.db.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", terms))
+
+    def corpus_stats(self) -> tuple[int, float]:
+        """(number of indexed entries, average tokens per entry), for BM25."""
+        meta = dict(self.db.execute("SELECT key, value FROM meta"))
+        n = meta.get("entries", 0)
+        return n, (meta.get("tokens", 0) / n if n else 0.0)
 
     def rare_terms(self, text: str, limit: int) -> list[str]:
         """The query's terms that occur in the index, rarest first, at most `limit` of them.
@@ -299,13 +321,13 @@ class Index:
             return []
         marks = ",".join("?" * len(layers))
         sql = (
-            "SELECT e.rowid, e.path, e.scope, e.layer, e.line, -bm25(entries_fts) AS s FROM entries_fts"
+            "SELECT e.rowid, e.path, e.scope, e.layer, e.line, entries_fts.tok, -bm25(entries_fts) AS s FROM entries_fts"
             " JOIN entries e ON e.rowid = entries_fts.rowid"
             f" WHERE entries_fts MATCH ? AND e.scope = ? AND e.layer IN ({marks})"
             + (" AND e.vt IS NULL" if current_only else "")
             + " ORDER BY bm25(entries_fts) LIMIT ?"
         )
-        return [(Row(*r[:5]), r[5]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
+        return [(Row(*r[:6]), r[6]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
 
     def files(self, scope: Scope, layer: str, prefix: str = "") -> list[tuple[str, int]]:
         """(relative path, number of entries) of the scope's indexed files in `layer` whose path starts with `prefix`."""
@@ -348,12 +370,18 @@ class Index:
             }
         )
 
+    def tokens_of(self, rowids: list[int]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        return dict(self.db.execute(f"SELECT rowid, tok FROM entries_fts WHERE rowid IN ({marks})", rowids))
+
     def snapshot(self) -> list[tuple[str, str, str]]:
         """Every (path, layer, line) in the index, sorted: two indexes that agree have equal snapshots."""
         return sorted(self.db.execute("SELECT path, layer, line FROM entries"))
 
     def terms_snapshot(self) -> list[tuple[str, int]]:
-        return sorted(self.db.execute("SELECT term, df FROM terms"))
+        return sorted(self.db.execute("SELECT term, df FROM terms")) + sorted(self.db.execute("SELECT key, value FROM meta"))
 
     def fts_snapshot(self) -> list[tuple[str, str]]:
         return sorted(

@@ -45,7 +45,8 @@ def m001_initial(db: sqlite3.Connection) -> None:
             vf REAL, vt REAL, ca REAL, la REAL,   -- epoch seconds
             hits INTEGER NOT NULL,
             pinned INTEGER NOT NULL,
-            salience REAL NOT NULL
+            salience REAL NOT NULL,
+            ntok INTEGER NOT NULL       -- number of index tokens (BM25 document length)
         );
         CREATE INDEX entries_path ON entries(path, line_hash);
         CREATE INDEX entries_scope ON entries(scope, layer);
@@ -53,12 +54,33 @@ def m001_initial(db: sqlite3.Connection) -> None:
         CREATE INDEX entries_subject ON entries(scope, subject);
         CREATE INDEX entries_sup ON entries(scope, sup);
         CREATE VIRTUAL TABLE entries_fts USING fts5(tok, tokenize = 'unicode61 remove_diacritics 0');
-        CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;  -- entries per term, all scopes
+        -- entries per term (all scopes), and running totals (entries, tokens) for BM25
+        CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
         """
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+def m002_raw_layer(db: sqlite3.Connection) -> None:
+    """Transcripts (the raw layer): one row per message or paragraph, searchable like entries."""
+    _run(
+        db,
+        """
+        CREATE TABLE raw_files(
+            path TEXT PRIMARY KEY, scope TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL
+        );
+        CREATE TABLE raw_chunks(
+            rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, scope TEXT NOT NULL,
+            seq INTEGER NOT NULL, role TEXT NOT NULL, at TEXT NOT NULL, text TEXT NOT NULL
+        );
+        CREATE INDEX raw_chunks_path ON raw_chunks(path);
+        CREATE VIRTUAL TABLE raw_fts USING fts5(tok, tokenize = 'unicode61 remove_diacritics 0');
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer]
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -210,6 +210,32 @@ class Writer:
                 "close the editor that keeps saving it, then try again",
             )
 
+    def write_text(self, path: Path, transform: Callable[[str | None], str | None]) -> FileState | None:
+        """Rewrite a non-entry file (a transcript, a log, NOW.md) with `transform(old_text)`.
+
+        `transform` gets the current text (None if the file does not exist) and returns the
+        new text, or None to leave the file as it is. Same guarantees as `update`: the lock,
+        the re-read if the file changed meanwhile, the atomic replace.
+        """
+        with self.locked():
+            for _ in range(MAX_RETRIES):
+                data, before = read_file(path)
+                old = decode(data, path) if before.exists else None
+                new = transform(old)
+                if new is None or new == old:
+                    return None
+                _, again = read_file(path)
+                if again != before:
+                    continue
+                try:
+                    return atomic_write(path, new.encode("utf-8"))
+                except OSError as exc:
+                    raise _os_error(exc, path) from exc
+            raise VaultError(
+                f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
+                "close the editor that keeps saving it, then try again",
+            )
+
     def _adopt(self, doc: Document) -> int:
         """Give hand-written lines an id and src=manual; their text is left exactly as typed."""
         n = 0

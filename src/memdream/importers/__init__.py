@@ -1,0 +1,51 @@
+"""Readers of conversation exports: each turns a file into `Transcript`s for the raw layer.
+
+    read(fmt, path) -> Iterator[Transcript | Skipped]
+
+Formats: ``jsonl`` (one {"role", "content"} message per line), ``chatgpt`` (the
+conversations.json of a ChatGPT data export), ``markdown`` (a chat log with "User:" /
+"Assistant:" style turns, or any Markdown file). A record that cannot be read is reported
+as `Skipped` with its place, never silently dropped and never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdream.errors import RefusedInput
+from memdream.store.transcripts import Transcript
+
+FORMATS = ("jsonl", "chatgpt", "markdown")
+MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger file is refused with a hint instead of exhausting memory
+
+
+@dataclass(frozen=True)
+class Skipped:
+    where: str
+    why: str
+
+
+def read(fmt: str, path: Path) -> Iterator[Transcript | Skipped]:
+    if fmt not in FORMATS:
+        raise RefusedInput(f"unknown import format {fmt!r}", "use one of: " + ", ".join(FORMATS))
+    if not path.exists():
+        raise RefusedInput(f"{path} does not exist", "check the path")
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")) if path.is_dir() else [path]
+    for f in files:
+        if f.stat().st_size > MAX_IMPORT_BYTES:
+            yield Skipped(str(f), f"larger than {MAX_IMPORT_BYTES // 2**20} MiB; split it first")
+            continue
+        if fmt == "jsonl":
+            from memdream.importers.jsonl import read_jsonl
+
+            yield from read_jsonl(f)
+        elif fmt == "chatgpt":
+            from memdream.importers.chatgpt import read_chatgpt
+
+            yield from read_chatgpt(f)
+        else:
+            from memdream.importers.markdown import read_markdown
+
+            yield from read_markdown(f)

@@ -1,0 +1,127 @@
+"""Recall scoring (DESIGN section 6): score = recency + importance + relevance, with a trace.
+
+Pure functions of an entry, the clock and the relevance signals: deterministic and
+testable with a frozen clock. The three parts are on purpose not on one scale: recency and
+relevance are in [0, 1], importance goes up to 2.0, so an important old warning can beat a
+merely similar new fact.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from memdream.model.entry import TYPE_PRIOR, Entry
+
+RECENCY_HALF_LIFE_DAYS = 30.0  # recency halves every 30 days since the entry was last touched
+IMPORTANCE_CAP = 2.0  # type prior + salience + recall bonus never exceeds this
+HIT_BONUS = 0.05  # each successful recall adds this much importance ...
+HIT_BONUS_MAX = 0.5  # ... up to this much
+# Hybrid relevance with an embedder: the source document's 0.7 x cosine + 0.3 x BM25 blend.
+BLEND_COSINE, BLEND_BM25 = 0.7, 0.3
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Why a hit scored what it did; every part is shown by `recall --explain`."""
+
+    recency: float
+    importance: float
+    relevance: float
+    age_days: float
+    prior: float
+    salience: float
+    hit_bonus: float
+    bm25: float  # normalized keyword relevance in [0, 1]
+    cosine: float | None  # None without an embedder
+    fusion: str  # how relevance was made: "bm25" or the hybrid's name
+
+    @property
+    def score(self) -> float:
+        return self.recency + self.importance + self.relevance
+
+    def to_json(self) -> dict:
+        return {
+            "recency": round(self.recency, 4),
+            "importance": round(self.importance, 4),
+            "relevance": round(self.relevance, 4),
+            "age_days": round(self.age_days, 2),
+            "prior": self.prior,
+            "salience": self.salience,
+            "hit_bonus": round(self.hit_bonus, 4),
+            "bm25": round(self.bm25, 4),
+            "cosine": None if self.cosine is None else round(self.cosine, 4),
+            "fusion": self.fusion,
+        }
+
+
+def last_touched(e: Entry) -> datetime | None:
+    """The latest of creation, start of validity and last recall: what recency decays from."""
+    times = [t for t in (e.created_at, e.valid_from, e.last_recalled) if t is not None]
+    return max(times) if times else None
+
+
+def recency(e: Entry, now: datetime) -> tuple[float, float]:
+    """(recency in [0, 1], age in days). An entry without any time counts as brand new."""
+    t = last_touched(e)
+    if t is None:
+        return 1.0, 0.0
+    age = max(0.0, (now - t).total_seconds() / 86400.0)
+    return 0.5 ** (age / RECENCY_HALF_LIFE_DAYS), age
+
+
+def importance(e: Entry) -> tuple[float, float, float, float]:
+    """(importance, prior, salience, hit bonus); importance is capped at IMPORTANCE_CAP."""
+    prior = TYPE_PRIOR[e.effective_type]
+    bonus = min(HIT_BONUS_MAX, HIT_BONUS * max(0, e.hits))
+    sal = max(0.0, e.salience)
+    return min(IMPORTANCE_CAP, prior + sal + bonus), prior, sal, bonus
+
+
+def blend(bm25_norm: float, cosine: float | None) -> tuple[float, str]:
+    """Relevance in [0, 1]: BM25 alone without an embedder, else the 0.7/0.3 blend."""
+    if cosine is None:
+        return bm25_norm, "bm25"
+    c = max(0.0, min(1.0, cosine))
+    return BLEND_COSINE * c + BLEND_BM25 * bm25_norm, "blend-0.7-0.3"
+
+
+def score(e: Entry, now: datetime, bm25_norm: float, cosine: float | None = None) -> Trace:
+    rec, age = recency(e, now)
+    imp, prior, sal, bonus = importance(e)
+    rel, fusion = blend(bm25_norm, cosine)
+    return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, fusion)
+
+
+def normalize_bm25(scores: list[float]) -> list[float]:
+    """Divide by the best score among the candidates: the best match gets 1, no match 0."""
+    top = max(scores, default=0.0)
+    if top <= 0:
+        return [0.0 for _ in scores]
+    return [max(0.0, s) / top for s in scores]
+
+
+# BM25 (Robertson/Sparck Jones with Lucene's always-positive IDF), computed over the index's
+# tokens so it means the same in every scope and corpus size.
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def bm25(query_terms: list[str], doc_tokens: list[str], df: dict[str, int], n_docs: int, avgdl: float) -> float:
+    if not doc_tokens or n_docs <= 0:
+        return 0.0
+    tf: dict[str, int] = {}
+    wanted = set(query_terms)
+    for t in doc_tokens:
+        if t in wanted:
+            tf[t] = tf.get(t, 0) + 1
+    if not tf:
+        return 0.0
+    dl = len(doc_tokens)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl or dl))
+    total = 0.0
+    for t, f in tf.items():
+        n = df.get(t, 0)
+        idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
+        total += idf * f * (BM25_K1 + 1) / (f + norm)
+    return total

@@ -1,0 +1,77 @@
+"""Recall counts, batched (DESIGN section 6: "each successful recall bumps hc and la, batched").
+
+A recall appends one small line per hit to the scope's hidden journal
+``memory/.hits.jsonl`` (never read as memory: it starts with a dot). When the journal holds
+`FLUSH_AFTER` hits, the next call folds them into the memory files through the writer, one
+rewrite per file, and empties the journal. The journal is plain text in the vault, so no
+count lives only in the index; a crash in the middle of a flush can at worst count a batch
+twice, never lose a memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memdream.store.format import parse_time
+
+FLUSH_AFTER = 64  # hits gathered before they are written into the memory files
+JOURNAL = ".hits.jsonl"
+
+
+@dataclass(frozen=True)
+class Bump:
+    entry_id: str
+    count: int
+    last: datetime
+
+
+class HitJournal:
+    def __init__(self, memory_dir: Path) -> None:
+        self.path = memory_dir / JOURNAL
+
+    def record(self, ids: Iterable[str], when: datetime) -> int:
+        """Append one line per id; returns the number of hits now pending."""
+        lines = "".join(json.dumps({"id": i, "at": when.isoformat()}) + "\n" for i in ids if i)
+        if not lines:
+            return self.pending()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, lines.encode("utf-8"))
+        finally:
+            os.close(fd)
+        return self.pending()
+
+    def pending(self) -> int:
+        try:
+            return self.path.read_bytes().count(b"\n")  # at most FLUSH_AFTER short lines
+        except FileNotFoundError:
+            return 0
+
+    def flush(self, apply: Callable[[list[Bump]], None]) -> int:
+        """Fold the journal into the files with `apply` (called under the writer's lock by the caller)."""
+        work = self.path.with_name(JOURNAL + ".flushing")
+        if not work.exists():
+            try:
+                os.replace(self.path, work)
+            except FileNotFoundError:
+                return 0
+        bumps: dict[str, Bump] = {}
+        with open(work, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                    eid, at = str(rec["id"]), parse_time(str(rec["at"]))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a torn last line from a crash: skip it
+                old = bumps.get(eid)
+                bumps[eid] = Bump(eid, (old.count if old else 0) + 1, max(at, old.last) if old else at)
+        if bumps:
+            apply(list(bumps.values()))
+        work.unlink()
+        return sum(b.count for b in bumps.values())

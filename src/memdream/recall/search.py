@@ -1,0 +1,92 @@
+"""Recall: candidates from the index -> score -> hits with a trace (DESIGN section 6).
+
+Keyword candidates come from the full-text index (its rarest query terms, so the cost stays
+bounded at any scope size); with an embedder, the nearest vectors are added and relevance
+becomes the hybrid. Everything here is read-only: hit counts are recorded by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from memdream.index.db import Index, Row
+from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
+from memdream.model.scoring import Trace, bm25, normalize_bm25, score
+from memdream.model.tokens import query_tokens
+from memdream.store.vault import Scope
+
+CANDIDATES = 100  # keyword candidates scored per query
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory: the entry, its score and the trace of how the score was made."""
+
+    entry: Entry
+    score: float
+    trace: Trace
+
+    @property
+    def text(self) -> str:
+        return self.entry.text
+
+    def to_json(self) -> dict:
+        out = self.entry.to_json()
+        out["score"] = round(self.score, 4)
+        out["trace"] = self.trace.to_json()
+        return out
+
+
+# (query, rows) -> {rowid: cosine}; supplied when an embedder is configured.
+VectorScorer = Callable[[str, list[Row]], dict[int, float]]
+# query -> rows nearest by vector (extra candidates keyword search may miss).
+VectorCandidates = Callable[[str, int], list[Row]]
+
+
+def recall(
+    index: Index,
+    scope: Scope,
+    query: str,
+    k: int,
+    now: datetime,
+    as_of: datetime | None = None,
+    cosine: VectorScorer | None = None,
+    nearest: VectorCandidates | None = None,
+) -> list[Hit]:
+    """The `k` best memories for `query`, valid now (or at `as_of`), best first."""
+    if k <= 0:
+        return []
+    layers = (RESIDENT, RECALL) if as_of is None else (RESIDENT, RECALL, ARCHIVE)
+    found = index.search(scope, query, CANDIDATES, layers=layers, current_only=as_of is None)
+    rows: dict[int, tuple[Row, float]] = {row.rowid: (row, s) for row, s in found}
+    if nearest is not None:
+        for row in nearest(query, CANDIDATES):
+            if row.layer in layers:
+                rows.setdefault(row.rowid, (row, 0.0))
+    when = as_of or now
+    entries: list[tuple[Row, Entry, float]] = []
+    for row, s in rows.values():
+        e = row.entry()
+        if as_of is None and not e.is_current:
+            continue
+        if as_of is not None and not e.is_valid_at(as_of):
+            continue
+        entries.append((row, e, s))
+    if not entries:
+        return []
+    terms = query_tokens(query)
+    df = index.document_frequency(terms)
+    n_docs, avgdl = index.corpus_stats()
+    missing = [row.rowid for row, _, _ in entries if not row.tok]
+    toks = index.tokens_of(missing) if missing else {}
+    raw = [bm25(terms, (row.tok or toks.get(row.rowid, "")).split(), df, n_docs, avgdl) for row, _, _ in entries]
+    norm = normalize_bm25(raw)
+    cos = cosine(query, [row for row, _, _ in entries]) if cosine is not None else None
+    hits = []
+    for (row, e, _), b in zip(entries, norm):
+        t = score(e, when, b, None if cos is None else cos.get(row.rowid, 0.0))
+        hits.append(Hit(e, t.score, t))
+    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    return hits[:k]

@@ -1,0 +1,236 @@
+"""Recall (DESIGN section 6): scoring with traces, as-of, batching of hit counts, context, raw layer."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memdream.cli.main import cli
+from memdream.model.entry import Entry
+from memdream.model.scoring import IMPORTANCE_CAP, importance, recency, score
+from memdream.recall.active import ActiveRecall
+from memdream.recall.hits import FLUSH_AFTER
+from memdream.recall.snapshot import Snippet, count_tokens
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from corpus import facts  # noqa: E402
+
+
+def test_scoring_parts(clock) -> None:
+    now = clock.now()
+    fresh = Entry(text="x", type="fact", created_at=now)
+    old = Entry(text="x", type="fact", created_at=now - timedelta(days=30))
+    assert recency(fresh, now)[0] == 1.0
+    assert abs(recency(old, now)[0] - 0.5) < 1e-9  # 30-day half-life
+    capped = Entry(text="x", type="rule", salience=0.6, hits=100)
+    assert importance(capped)[0] == IMPORTANCE_CAP
+    t = score(fresh, now, bm25_norm=0.5)
+    assert t.relevance == 0.5 and t.fusion == "bm25" and t.cosine is None
+    h = score(fresh, now, bm25_norm=0.5, cosine=0.8)
+    assert abs(h.relevance - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-9
+
+
+def test_old_important_instruction_beats_similar_trivia(mem, clock) -> None:
+    """The first source document's example: a 60-day-old warning still surfaces."""
+    start = clock.now()
+    mem.remember("千万记得给那个老接口加超时兜底")
+    for i, text in enumerate(facts(200, seed=3)):
+        clock.set(start + timedelta(days=1 + i * 59 / 200))
+        mem.remember(text, type="fact")
+    clock.set(start + timedelta(days=60))
+    for trivia in ("接口文档放在 wiki 上了", "昨天看了一个讲接口命名的视频", "同事说新接口的名字太长"):
+        mem.remember(trivia, type="fact")
+    hits = mem.recall("我要对接一个新的第三方接口，有什么要注意的？", k=5)
+    texts = [h.text for h in hits]
+    assert "千万记得给那个老接口加超时兜底" in texts, texts
+    warning = next(h for h in hits if h.text.startswith("千万"))
+    assert warning.trace.age_days == pytest.approx(60, abs=0.01)
+    assert warning.trace.importance > 1.0  # instruction prior 0.8 + salience of 千万
+    assert warning.trace.recency < 0.26
+
+
+def test_mixed_language_queries(mem) -> None:
+    mem.remember("我对花生过敏")
+    mem.remember("I am allergic to shellfish")
+    mem.remember("周五下午有组会")
+    texts = {h.text for h in mem.recall("allergic 过敏", k=5)}
+    assert {"我对花生过敏", "I am allergic to shellfish"} <= texts
+    assert "周五下午有组会" not in texts
+
+
+def test_as_of_follows_the_trail(mem, clock) -> None:
+    mem.remember("我在余杭区")
+    clock.set(datetime(2026, 6, 20, 18, 30, tzinfo=clock.now().tzinfo))
+    mem.remember("我在西湖区")
+    clock.set(datetime(2026, 6, 27, 10, 0, tzinfo=clock.now().tzinfo))
+    mem.remember("我在余杭区")
+    assert [h.text for h in mem.recall("所在地", k=3)] == ["我在余杭区"]
+    assert [h.text for h in mem.recall("所在地", k=3, as_of="2026-06-01")] == ["我在余杭区"]
+    assert [h.text for h in mem.recall("所在地", k=3, as_of="2026-06-21")] == ["我在西湖区"]
+    assert mem.recall("所在地", k=3, as_of="2026-05-01") == []
+    first = mem.recall("所在地", k=1, as_of="2026-06-01")[0]
+    assert first.entry.valid_to is not None  # the answer then is superseded today
+
+
+def test_hit_counts_are_batched(mem) -> None:
+    e = mem.remember("周五下午有组会")
+    path = mem.vault.recall_file_for(mem.scope, mem.clock.now())
+    before = path.read_bytes()
+    for _ in range(FLUSH_AFTER - 1):
+        assert mem.recall("组会", k=1)
+    assert path.read_bytes() == before  # no file write per query
+    mem.recall("组会", k=1)
+    got = mem.get(e.id)
+    assert got.hits == FLUSH_AFTER and got.last_recalled == mem.clock.now()
+    assert not (mem.vault.memory_dir(mem.scope) / ".hits.jsonl").exists()
+
+
+def test_resident_snapshot_is_frozen_for_the_session(mem, clock) -> None:
+    mem.remember("以后都用中文回我")
+    pinned = mem.remember("我是后端工程师，主要写 Go")
+    mem.pin(pinned.id)
+    first = mem.context()
+    assert [e.text for e in first.snapshot.entries] == ["我是后端工程师，主要写 Go", "以后都用中文回我"]  # pinned first
+    mem.remember("不要在周末给我发消息")
+    again = mem.context(query="周末")
+    assert again.snapshot is first.snapshot
+    assert "不要在周末给我发消息" not in again.render().split("## Memory: recalled")[0]
+    # A new session (or an explicit refresh) sees it, ordered pinned, then importance (rule 1.0 > instruction 0.8).
+    refreshed = [e.text for e in mem.snapshot(budget=first.snapshot.budget, refresh=True).entries]
+    assert refreshed == ["我是后端工程师，主要写 Go", "不要在周末给我发消息", "以后都用中文回我"]
+
+
+def test_snapshot_respects_budget_and_order(mem) -> None:
+    for i in range(30):
+        mem.remember(f"我喜欢第{i}种颜色的主题，编号 {i * 37}")
+    snap = mem.snapshot(budget=100, refresh=True)
+    assert snap.tokens <= 100 and snap.left_out > 0
+    assert sum(count_tokens(f"- {e.text}") + 1 for e in snap.entries) == snap.tokens
+
+
+def test_context_block_sections(mem) -> None:
+    mem.remember("以后都用中文回我")
+    mem.remember("周五下午有组会，在 3 号会议室")
+    block = mem.context(query="组会在哪", budget=500)
+    out = block.render()
+    assert "## Memory: resident" in out and "以后都用中文回我" in out
+    assert "## Memory: recalled for '组会在哪'" in out and "周五下午有组会" in out
+    assert block.tokens <= 500
+    data = block.to_json()
+    assert data["recalled"][0]["trace"]["relevance"] > 0
+
+
+def test_raw_layer_import_and_search(mem, tmp_path) -> None:
+    jsonl = tmp_path / "chat.jsonl"
+    jsonl.write_text(
+        "\n".join(
+            json.dumps(m, ensure_ascii=False)
+            for m in [
+                {"role": "user", "content": "帮我整理一下明天的盘前简报要点", "timestamp": "2026-05-01T08:00:00+08:00"},
+                {"role": "assistant", "content": "好的：1. 美股收盘 2. 汇率 3. 板块轮动"},
+                {"role": "user", "content": "Also remind me that the Q3 budget review moved to Thursday"},
+            ]
+        )
+        + "\nnot json\n",
+        encoding="utf-8",
+    )
+    report = mem.import_transcripts("jsonl", jsonl)
+    assert len(report.imported) == 1 and report.skipped == [(f"{jsonl}:4", "not JSON (Expecting value)")]
+    stored = mem.vault.root / report.imported[0]
+    assert stored.parent.name == "2026-05-01" and "帮我整理一下明天的盘前简报要点" in stored.read_text(encoding="utf-8")
+    assert mem.search_raw("盘前")[0].text.startswith("帮我整理一下明天的盘前简报")
+    assert mem.search_raw("budget review")[0].role == "user"
+    again = mem.import_transcripts("jsonl", jsonl)
+    assert again.imported == [] and len(again.unchanged) == 1
+    # Transcripts are never injected as memories.
+    assert mem.recall("盘前") == []
+
+
+def test_chatgpt_and_markdown_importers(mem, tmp_path) -> None:
+    conv = [
+        {
+            "id": "abc-123",
+            "title": "Trip",
+            "create_time": 1767225600,
+            "current_node": "n3",
+            "mapping": {
+                "n1": {"id": "n1", "parent": None, "message": {"author": {"role": "system"}, "content": {"parts": [""]}}},
+                "n2": {"id": "n2", "parent": "n1", "message": {"author": {"role": "user"}, "content": {"parts": ["Plan a trip to Kyoto in April"]}, "create_time": 1767225600}},
+                "n3": {"id": "n3", "parent": "n2", "message": {"author": {"role": "assistant"}, "content": {"parts": ["Cherry blossoms peak early April."]}}},
+                "n4": {"id": "n4", "parent": "n2", "message": {"author": {"role": "assistant"}, "content": {"parts": ["(an abandoned branch)"]}}},
+            },
+        },
+        {"title": "broken"},
+    ]
+    (tmp_path / "conversations.json").write_text(json.dumps(conv), encoding="utf-8")
+    rep = mem.import_transcripts("chatgpt", tmp_path / "conversations.json")
+    assert len(rep.imported) == 1 and len(rep.skipped) == 1
+    text = (mem.vault.root / rep.imported[0]).read_text(encoding="utf-8")
+    assert "Kyoto" in text and "abandoned" not in text
+    md = tmp_path / "log.md"
+    md.write_text("**User:** 我想学围棋\n\n**Assistant:** 可以先从九路棋盘开始。\n", encoding="utf-8")
+    rep = mem.import_transcripts("markdown", md)
+    assert len(rep.imported) == 1
+    snip = mem.search_raw("九路")[0]
+    assert snip.role == "assistant"
+
+
+class _Searcher:
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.calls = 0
+
+    def __call__(self, query: str, k: int) -> list[Snippet]:
+        self.calls += 1
+        if self.mode == "fail":
+            raise RuntimeError("index unavailable")
+        if self.mode == "hang":
+            time.sleep(0.5)
+        return [Snippet("p", "s", "user", f"snippet {i}", 1.0) for i in range(5)]
+
+
+def test_active_recall_breaker_and_timeout(clock) -> None:
+    s = _Searcher()
+    ar = ActiveRecall(s, clock, timeout=0.05)
+    assert len(ar("hello")) == 3  # at most 3 snippets
+    assert ar("hello", one_to_one=False) == [] and s.calls == 1  # group chats: not even searched
+    s.mode = "fail"
+    for _ in range(3):
+        assert ar("hello") == []
+    assert ar.is_open
+    s.mode = "ok"
+    calls = s.calls
+    assert ar("hello") == [] and s.calls == calls  # cooldown: skipped without searching
+    clock.advance(seconds=59)
+    assert ar("hello") == []
+    clock.advance(seconds=2)
+    assert len(ar("hello")) == 3 and not ar.is_open
+    s.mode = "hang"
+    started = time.monotonic()
+    assert ar("hello") == []
+    assert time.monotonic() - started < 0.4  # abandoned at the timeout, not waited for
+    assert "timed out" in ar.last_status
+
+
+def test_cli_recall_explain_and_as_of(tmp_path) -> None:
+    v = str(tmp_path / "v")
+    r = CliRunner()
+    for text in ("我在余杭区", "千万别在周五发版"):
+        assert r.invoke(cli, ["remember", text, "--vault", v]).exit_code == 0
+    out = r.invoke(cli, ["recall", "余杭", "--explain", "--vault", v]).output
+    assert "我在余杭区" in out and "recency" in out and "importance" in out and "relevance" in out
+    data = json.loads(r.invoke(cli, ["recall", "余杭", "--json", "--vault", v]).output)
+    assert set(data["hits"][0]["trace"]) >= {"recency", "importance", "relevance"}
+    assert "score" in data["hits"][0]
+    today = datetime.now().date().isoformat()
+    assert json.loads(r.invoke(cli, ["recall", "所在地", "--as-of", today, "--json", "--vault", v]).output)["hits"][0]["text"] == "我在余杭区"
+    bad = r.invoke(cli, ["recall", "x", "--as-of", "yesterday-ish", "--vault", v])
+    assert bad.exit_code == 1 and "YYYY-MM-DD" in bad.output
+    ctx = r.invoke(cli, ["context", "--query", "发版", "--vault", v]).output
+    assert "## Memory: resident" in ctx and "千万别在周五发版" in ctx
