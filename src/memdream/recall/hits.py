@@ -2,7 +2,7 @@
 
 A recall appends one small line per hit to the scope's hidden journal
 ``memory/.hits.jsonl`` (never read as memory: it starts with a dot). When the journal holds
-`FLUSH_AFTER` hits, the next call folds them into the memory files through the writer, one
+`FLUSH_AFTER` hits, the next recall folds them into the memory files through the writer, one
 rewrite per file, and empties the journal. The journal is plain text in the vault, so no
 count lives only in the index; a crash in the middle of a flush can at worst count a batch
 twice, never lose a memory.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memdream.store.format import parse_time
 
-FLUSH_AFTER = 64  # hits gathered before they are written into the memory files
+FLUSH_AFTER = 1000  # hits gathered before they are folded into the memory files (one rewrite per file)
 JOURNAL = ".hits.jsonl"
 
 
