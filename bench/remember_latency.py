@@ -102,14 +102,14 @@ def bench_size(size: int, writes: int) -> dict:
     }
 
 
-def render(results: list[dict], cmd: str) -> str:
+def render(results: list[dict], cmd: str, note: str = "") -> str:
     lines = [
         REPORT_START,
         "## remember latency (issue: core)",
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"SQLite {__import__('sqlite3').sqlite_version}; run on {datetime.now():%Y-%m-%d}.",
+        f"SQLite {__import__('sqlite3').sqlite_version}; run on {datetime.now():%Y-%m-%d}." + (f" {note}" if note else ""),
         "",
         "Each row: a fresh vault with N facts already in the scope (half Chinese, half English), then "
         f"{results[0]['writes'] if results else 0} new distinct facts remembered one by one through `Memory.write` "
@@ -151,6 +151,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--writes", type=int, default=300)
     ap.add_argument("--report", default="docs/benchmarks.md")
+    ap.add_argument("--note", default="", help="A sentence about the conditions of this run, printed in the report.")
     args = ap.parse_args()
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
@@ -159,8 +160,8 @@ def main() -> None:
         r["writes"] = args.writes
         results.append(r)
         print(f"[bench] {size:,}: p50 {r['p50']:.2f} ms, p99 {r['p99']:.2f} ms, {r['throughput']:.0f}/s, rebuild {r['rebuild_rate']:,.0f}/s, actions {r['actions']}", file=sys.stderr, flush=True)
-    cmd = "python bench/remember_latency.py " + " ".join(sys.argv[1:])
-    section = render(results, cmd.strip())
+    cmd = "python bench/remember_latency.py " + " ".join(a for a in sys.argv[1:] if not a.startswith("--note") and a != args.note)
+    section = render(results, cmd.strip(), args.note)
     print(section)
     if args.report:
         write_report(Path(args.report), section)
