@@ -405,7 +405,7 @@ class Memory:
         return rows
 
     # -- recall (DESIGN section 6)
-    def recall(self, query: str, k: int = 10, as_of: datetime | str | None = None) -> list[Hit]:
+    def recall(self, query: str, k: int = 10, as_of: datetime | str | None = None, rank_by: str = "score") -> list[Hit]:
         """The `k` best memories for `query`, scored recency + importance + relevance, with traces.
 
         Only currently valid entries, or those valid at `as_of` (a datetime, or a date /
@@ -415,7 +415,9 @@ class Memory:
             raise RefusedInput("the query must be a string", "pass the question as plain text")
         when = self._as_of(as_of)
         self.sync()
-        hits = recall_hits(self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when)
+        if rank_by not in ("score", "relevance"):
+            raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (recency + importance + relevance) or 'relevance'")
+        hits = recall_hits(self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by)
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits

@@ -54,8 +54,13 @@ def recall(
     as_of: datetime | None = None,
     cosine: VectorScorer | None = None,
     nearest: VectorCandidates | None = None,
+    rank_by: str = "score",
 ) -> list[Hit]:
-    """The `k` best memories for `query`, valid now (or at `as_of`), best first."""
+    """The `k` best memories for `query`, valid now (or at `as_of`), best first.
+
+    `rank_by="relevance"` orders by relevance alone (for benchmarks that isolate retrieval);
+    the default orders by the full score.
+    """
     if k <= 0:
         return []
     layers = (RESIDENT, RECALL) if as_of is None else (RESIDENT, RECALL, ARCHIVE)
@@ -88,5 +93,8 @@ def recall(
     for (row, e, _), b in zip(entries, norm):
         t = score(e, when, b, None if cos is None else cos.get(row.rowid, 0.0))
         hits.append(Hit(e, t.score, t))
-    hits.sort(key=lambda h: (-h.score, h.entry.id))
+    if rank_by == "relevance":
+        hits.sort(key=lambda h: (-h.trace.relevance, -h.score, h.entry.id))
+    else:
+        hits.sort(key=lambda h: (-h.score, h.entry.id))
     return hits[:k]
