@@ -135,11 +135,12 @@ def render(results: list[dict], cmd: str, note: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(path: Path, section: str) -> None:
+def write_report(path: Path, section: str, start: str = REPORT_START, end: str = REPORT_END) -> None:
+    """Put `section` (which begins with `start` and ends with `end`) into the report file."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\nEvery figure here was measured by a script under `bench/`, with the command beside it.\n\n"
-    if REPORT_START in text:
-        head, rest = text.split(REPORT_START, 1)
-        tail = rest.split(REPORT_END, 1)[1] if REPORT_END in rest else ""
+    if start in text:
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1] if end in rest else ""
         text = head + section.rstrip("\n") + tail
     else:
         text = text.rstrip("\n") + "\n\n" + section

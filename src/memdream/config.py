@@ -38,9 +38,20 @@ CONFIG_TEMPLATE = """\
 
 [write]
 # max_chars = 2000                # longest text one memory may hold
+
+[embedder]
+# name = "none"                   # none (keyword only) | use | e5 | static | minilm | openai  (MEMDREAM_EMBEDDER)
+# base_url = "http://127.0.0.1:11434/v1"   # for "openai": any OpenAI-compatible /v1/embeddings endpoint
+# model = "nomic-embed-text"
+# api_key_env = "MEMDREAM_EMBEDDER_API_KEY" # the variable holding the key, if the endpoint needs one
 """
 
-_KNOWN: dict[str, set[str]] = {"": {"timezone", "scope", "write"}, "scope": {"user", "agent"}, "write": {"max_chars"}}
+_KNOWN: dict[str, set[str]] = {
+    "": {"timezone", "scope", "write", "embedder"},
+    "scope": {"user", "agent"},
+    "write": {"max_chars"},
+    "embedder": {"name", "base_url", "model", "api_key_env"},
+}
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,8 @@ class Config:
     agent: str = DEFAULT_AGENT
     timezone: str | None = None
     max_text_chars: int = MAX_TEXT_CHARS
+    embedder: str = "none"
+    embedder_options: Mapping[str, Any] = field(default_factory=dict, compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def tzinfo(self) -> ZoneInfo | None:
@@ -115,12 +128,15 @@ def load_config(
     tz = data.get("timezone")
     if tz is not None and not isinstance(tz, str):
         raise ConfigError("timezone must be a string such as 'Asia/Shanghai'", f"edit {root / CONFIG_FILE}")
+    emb = data.get("embedder", {})
     cfg = Config(
         vault=root,
         user=_first(user, env.get(ENV_USER), scope.get("user"), DEFAULT_USER),
         agent=_first(agent, env.get(ENV_AGENT), scope.get("agent"), DEFAULT_AGENT),
         timezone=tz,
         max_text_chars=max_chars,
+        embedder=str(_first(env.get(ENV_EMBEDDER), emb.get("name"), "none")).strip().lower() or "none",
+        embedder_options=emb,
         raw=data,
     )
     cfg.tzinfo()  # fail early on a bad zone name

@@ -54,6 +54,8 @@ from memdream.recall.snapshot import (
     fit,
 )
 from memdream.store.transcripts import render as render_transcript
+from memdream.embed.embedder import Embedder, NoEmbedder, load_embedder
+from memdream.index.vectors import VectorStore
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
@@ -64,6 +66,7 @@ DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on e
 DEDUP_QUERY_TERMS = 3
 MAX_SUBJECT_CHARS = 100
 CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
+EMBED_AT_RECALL = 256  # a recall embeds at most this many new entries first; `memdream index embed` does the rest
 
 Action = Literal["added", "duplicate", "superseded"]
 
@@ -124,7 +127,7 @@ def _check_text(text: str, max_chars: int) -> str:
 class Memory:
     """Memories of one (user, agent) scope in one vault."""
 
-    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+    def __init__(self, config: Config, clock: Clock | None = None, embedder: Embedder | None = None) -> None:
         self.config = config
         self.vault = Vault(config.vault)
         self.scope = Scope(user=config.user, agent=config.agent)
@@ -133,6 +136,9 @@ class Memory:
         self.writer = Writer(self.vault, self.clock, self._new_id)
         self._snapshot: Snapshot | None = None
         self._active: ActiveRecall | None = None
+        self._embedder = embedder
+        self._vectors: VectorStore | None = None
+        self.last_warning = ""  # set when recall degraded (e.g. the embedder failed)
 
     # -- plumbing
     def close(self) -> None:
@@ -417,10 +423,60 @@ class Memory:
         self.sync()
         if rank_by not in ("score", "relevance"):
             raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (recency + importance + relevance) or 'relevance'")
-        hits = recall_hits(self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by)
+        cosine, nearest = self._dense(query)
+        hits = recall_hits(
+            self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by, cosine=cosine, nearest=nearest
+        )
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits
+
+    @property
+    def embedder(self) -> Embedder:
+        """The configured embedder (NoEmbedder for keyword-only); built on first use."""
+        if self._embedder is None:
+            if self.config.embedder == "openai":
+                from memdream.embed.remote import from_config
+
+                self._embedder = from_config(dict(self.config.embedder_options))
+            else:
+                self._embedder = load_embedder(self.config.embedder)
+        return self._embedder
+
+    @property
+    def vectors(self) -> VectorStore | None:
+        if self._vectors is None and not isinstance(self.embedder, NoEmbedder):
+            self._vectors = VectorStore(self.index, self.embedder)
+        return self._vectors
+
+    def embed_pending(self, limit: int | None = None, progress=None) -> int:  # type: ignore[no-untyped-def]
+        """Embed the scope's entries that lack a vector for the configured model (0 without an embedder)."""
+        vectors = self.vectors
+        if vectors is None:
+            return 0
+        self.sync()
+        return vectors.embed_pending(self.scope, limit, progress)
+
+    def _dense(self, query: str):  # type: ignore[no-untyped-def]
+        """The dense side of recall, or (None, None): keyword only, by choice or because it failed."""
+        self.last_warning = ""
+        vectors = self.vectors
+        if vectors is None or not query.strip():
+            return None, None
+        try:
+            vectors.embed_pending(self.scope, limit=EMBED_AT_RECALL)
+            qvec = vectors.query_vector(query)
+        except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to keyword recall
+            self.last_warning = f"embedder unavailable, keyword relevance only: {exc}"
+            return None, None
+
+        def cosine(_q: str, rows: list[Row]) -> dict[int, float]:
+            return vectors.cosines(self.scope, qvec, rows)
+
+        def nearest(_q: str, n: int) -> list[Row]:
+            return self.index.rows([rid for rid, _ in vectors.nearest(self.scope, qvec, n)])
+
+        return cosine, nearest
 
     def _as_of(self, as_of: datetime | str | None) -> datetime | None:
         if as_of is None or isinstance(as_of, datetime):
@@ -538,11 +594,12 @@ def open_memory(
     *,
     config: Config | None = None,
     clock: Clock | None = None,
+    embedder: Embedder | None = None,
     create: bool = True,
 ) -> Memory:
     """Open the memory of one (user, agent) scope; creates the vault if `create` (the default)."""
     cfg = config or load_config(vault, user, agent)
-    mem = Memory(cfg, clock)
+    mem = Memory(cfg, clock, embedder)
     if create:
         mem.vault.init()
     else:

@@ -214,8 +214,11 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
     """Recall the memories that best fit QUERY (recency + importance + relevance)."""
     with _open(vault, user, agent) as mem:
         hits = mem.recall(query, k=k, as_of=as_of)
+        warning = mem.last_warning
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
-        _emit({"query": query, "as_of": as_of, "hits": [h.to_json() for h in hits]})
+        _emit({"query": query, "as_of": as_of, "hits": [h.to_json() for h in hits], "warning": warning or None})
         return
     if not hits:
         click.echo("nothing found" + (f" valid at {as_of}" if as_of else "") + "; try other words, or 'memdream list'")
@@ -319,6 +322,33 @@ def index_rebuild(vault: str | None, user: str | None, agent: str | None, as_jso
         _emit({"entries": n, "seconds": round(took, 3)})
     else:
         click.echo(f"index rebuilt: {n} entries in {took:.2f} s")
+
+
+@index.command("embed")
+@_scope_options
+@_json_option
+@_handle_errors
+def index_embed(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Embed the scope's memories that have no vector for the configured embedder yet."""
+    with _open(vault, user, agent) as mem:
+        if mem.vectors is None:
+            if as_json:
+                _emit({"embedded": 0, "embedder": "none"})
+            else:
+                click.echo("no embedder configured (keyword recall only); set [embedder] name in memdream.toml or MEMDREAM_EMBEDDER")
+            return
+        with click.progressbar(length=0, label="embedding", file=sys.stderr, show_pos=True) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+            n = mem.embed_pending(progress=progress)
+        model = mem.embedder.model_id
+    if as_json:
+        _emit({"embedded": n, "embedder": model})
+    else:
+        click.echo(f"embedded {n} memories with {model}")
 
 
 @index.command("sync")

@@ -48,17 +48,31 @@ class Row:
     scope: str
     layer: str
     line: str
+    # What scoring needs, straight from the index's columns (no parsing of the line):
+    type: str = "fact"
+    vf: float | None = None
+    vt: float | None = None
+    ca: float | None = None
+    la: float | None = None
+    hits: int = 0
+    salience: float = 0.0
     tok: str = ""  # the indexed tokens, when the query fetched them (for BM25 scoring)
 
     def entry(self) -> Entry:
-        return parse_line(self.line).evolve(layer=self.layer)
+        return parse_line(self.line, self.layer)
 
 
 def _bump_meta(db: sqlite3.Connection, entries: int, tokens: int) -> None:
+    """Running totals for BM25, and a generation number that changes with every row change."""
     db.executemany(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
-        (("entries", entries), ("tokens", tokens)),
+        (("entries", entries), ("tokens", tokens), ("generation", 1)),
     )
+
+
+def text_hash(text: str) -> str:
+    """The key under which a text's vectors are stored (with the model's fingerprint)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 class Index:
@@ -231,12 +245,12 @@ class Index:
             rows.append((
                 first + n, rel, scope, layer, lh, raw, e.id, e.effective_type, e.subject, e.supersedes, e.text,
                 _ts(e.valid_from), _ts(e.valid_to), _ts(e.created_at), _ts(e.last_recalled),
-                e.hits, int(e.pinned), e.salience, len(words),
+                e.hits, int(e.pinned), e.salience, len(words), text_hash(e.text),
             ))  # fmt: skip
             fts.append((first + n, tok))
         db.executemany(
-            "INSERT INTO entries(rowid, path, scope, layer, line_hash, line, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience, ntok)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO entries(rowid, path, scope, layer, line_hash, line, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience, ntok, thash)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         db.executemany("INSERT INTO entries_fts(rowid, tok) VALUES (?, ?)", fts)
@@ -269,7 +283,8 @@ class Index:
             db.execute("DELETE FROM entries")
             db.execute("DELETE FROM entries_fts")
             db.execute("DELETE FROM terms")
-            db.execute("DELETE FROM meta")
+            db.execute("DELETE FROM meta WHERE key != 'generation'")
+            db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
             db.execute("DELETE FROM files")
             db.execute("DELETE FROM raw_fts")
             db.execute("DELETE FROM raw_chunks")
@@ -279,7 +294,8 @@ class Index:
         return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
     # -- queries
-    _ROW = "SELECT e.rowid, e.path, e.scope, e.layer, e.line FROM entries e"
+    _COLS = "e.rowid, e.path, e.scope, e.layer, e.line, e.type, e.vf, e.vt, e.ca, e.la, e.hits, e.salience"
+    _ROW = f"SELECT {_COLS} FROM entries e"
 
     def _rows(self, sql: str, args: tuple) -> list[Row]:
         return [Row(*r) for r in self.db.execute(sql, args)]
@@ -290,6 +306,11 @@ class Index:
             return {}
         marks = ",".join("?" * len(terms))
         return dict(self.db.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", terms))
+
+    def generation(self) -> int:
+        """Changes whenever any entry row is added or removed (in any process)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return row[0] if row else 0
 
     def corpus_stats(self) -> tuple[int, float]:
         """(number of indexed entries, average tokens per entry), for BM25."""
@@ -335,13 +356,13 @@ class Index:
             return []
         marks = ",".join("?" * len(layers))
         sql = (
-            "SELECT e.rowid, e.path, e.scope, e.layer, e.line, entries_fts.tok, -bm25(entries_fts) AS s FROM entries_fts"
+            f"SELECT {self._COLS}, entries_fts.tok, -bm25(entries_fts) AS s FROM entries_fts"
             " JOIN entries e ON e.rowid = entries_fts.rowid"
             f" WHERE entries_fts MATCH ? AND e.scope = ? AND e.layer IN ({marks})"
             + (" AND e.vt IS NULL" if current_only else "")
             + " ORDER BY bm25(entries_fts) LIMIT ?"
         )
-        return [(Row(*r[:6]), r[6]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
+        return [(Row(*r[:13]), r[13]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
 
     def files(self, scope: Scope, layer: str, prefix: str = "") -> list[tuple[str, int]]:
         """(relative path, number of entries) of the scope's indexed files in `layer` whose path starts with `prefix`."""
@@ -357,6 +378,12 @@ class Index:
         sql = self._ROW + " WHERE e.scope = ? AND e.subject = ?" + (" AND e.vt IS NULL AND e.layer != ?" if current_only else "")
         args = (scope.key, subject, ARCHIVE) if current_only else (scope.key, subject)
         return self._rows(sql + " ORDER BY e.vf, e.ca, e.rowid", args)
+
+    def rows(self, rowids: list[int]) -> list[Row]:
+        if not rowids:
+            return []
+        marks = ",".join("?" * len(rowids))
+        return self._rows(self._ROW + f" WHERE e.rowid IN ({marks})", tuple(rowids))
 
     def by_id(self, scope: Scope, entry_id: str) -> list[Row]:
         return self._rows(self._ROW + " WHERE e.scope = ? AND e.id = ?", (scope.key, entry_id))
@@ -395,7 +422,7 @@ class Index:
         return sorted(self.db.execute("SELECT path, layer, line FROM entries"))
 
     def terms_snapshot(self) -> list[tuple[str, int]]:
-        return sorted(self.db.execute("SELECT term, df FROM terms")) + sorted(self.db.execute("SELECT key, value FROM meta"))
+        return sorted(self.db.execute("SELECT term, df FROM terms")) + sorted(self.db.execute("SELECT key, value FROM meta WHERE key != 'generation'"))
 
     def fts_snapshot(self) -> list[tuple[str, str]]:
         return sorted(

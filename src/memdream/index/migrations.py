@@ -46,7 +46,8 @@ def m001_initial(db: sqlite3.Connection) -> None:
             hits INTEGER NOT NULL,
             pinned INTEGER NOT NULL,
             salience REAL NOT NULL,
-            ntok INTEGER NOT NULL       -- number of index tokens (BM25 document length)
+            ntok INTEGER NOT NULL,      -- number of index tokens (BM25 document length)
+            thash TEXT NOT NULL         -- hash of the text: the key of its vectors
         );
         CREATE INDEX entries_path ON entries(path, line_hash);
         CREATE INDEX entries_scope ON entries(scope, layer);
@@ -80,7 +81,19 @@ def m002_raw_layer(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer]
+def m003_vectors(db: sqlite3.Connection) -> None:
+    """Embeddings keyed by (model fingerprint, text hash): nothing is embedded twice, and a
+    new model only embeds what it lacks. Vectors are float32 blobs, L2-normalised."""
+    _run(
+        db,
+        """
+        CREATE TABLE vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID;
+        CREATE INDEX entries_thash ON entries(thash);
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer, m003_vectors]
 
 
 def migrate(db: sqlite3.Connection) -> None:

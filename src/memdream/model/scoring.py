@@ -62,21 +62,29 @@ def last_touched(e: Entry) -> datetime | None:
     return max(times) if times else None
 
 
-def recency(e: Entry, now: datetime) -> tuple[float, float]:
-    """(recency in [0, 1], age in days). An entry without any time counts as brand new."""
-    t = last_touched(e)
-    if t is None:
+def recency_of(touched: float | None, now: float) -> tuple[float, float]:
+    """(recency in [0, 1], age in days) from epoch seconds; no time at all counts as brand new."""
+    if touched is None:
         return 1.0, 0.0
-    age = max(0.0, (now - t).total_seconds() / 86400.0)
+    age = max(0.0, (now - touched) / 86400.0)
     return 0.5 ** (age / RECENCY_HALF_LIFE_DAYS), age
 
 
-def importance(e: Entry) -> tuple[float, float, float, float]:
+def recency(e: Entry, now: datetime) -> tuple[float, float]:
+    t = last_touched(e)
+    return recency_of(t.timestamp() if t is not None else None, now.timestamp())
+
+
+def importance_of(type_: str, salience: float, hits: int) -> tuple[float, float, float, float]:
     """(importance, prior, salience, hit bonus); importance is capped at IMPORTANCE_CAP."""
-    prior = TYPE_PRIOR[e.effective_type]
-    bonus = min(HIT_BONUS_MAX, HIT_BONUS * max(0, e.hits))
-    sal = max(0.0, e.salience)
+    prior = TYPE_PRIOR.get(type_, TYPE_PRIOR["fact"])
+    bonus = min(HIT_BONUS_MAX, HIT_BONUS * max(0, hits))
+    sal = max(0.0, salience)
     return min(IMPORTANCE_CAP, prior + sal + bonus), prior, sal, bonus
+
+
+def importance(e: Entry) -> tuple[float, float, float, float]:
+    return importance_of(e.effective_type, e.salience, e.hits)
 
 
 def blend(bm25_norm: float, cosine: float | None) -> tuple[float, str]:
@@ -88,8 +96,16 @@ def blend(bm25_norm: float, cosine: float | None) -> tuple[float, str]:
 
 
 def score(e: Entry, now: datetime, bm25_norm: float, cosine: float | None = None) -> Trace:
-    rec, age = recency(e, now)
-    imp, prior, sal, bonus = importance(e)
+    t = last_touched(e)
+    return score_parts(e.effective_type, e.salience, e.hits, t.timestamp() if t else None, now.timestamp(), bm25_norm, cosine)
+
+
+def score_parts(
+    type_: str, salience: float, hits: int, touched: float | None, now: float, bm25_norm: float, cosine: float | None = None
+) -> Trace:
+    """The score from plain numbers (as the index stores them): the same as `score` on the entry."""
+    rec, age = recency_of(touched, now)
+    imp, prior, sal, bonus = importance_of(type_, salience, hits)
     rel, fusion = blend(bm25_norm, cosine)
     return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, fusion)
 

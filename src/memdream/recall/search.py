@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memdream.index.db import Index, Row
-from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
-from memdream.model.scoring import Trace, bm25, normalize_bm25, score
+from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
+from memdream.model.scoring import Trace, bm25, normalize_bm25, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
@@ -70,31 +70,32 @@ def recall(
         for row in nearest(query, CANDIDATES):
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, 0.0))
-    when = as_of or now
-    entries: list[tuple[Row, Entry, float]] = []
+    when = (as_of or now).timestamp()
+    valid: list[tuple[Row, float]] = []
     for row, s in rows.values():
-        e = row.entry()
-        if as_of is None and not e.is_current:
+        if as_of is None and row.vt is not None:
             continue
-        if as_of is not None and not e.is_valid_at(as_of):
+        if as_of is not None and not ((row.vt is None or when < row.vt) and (row.vf is None or when >= row.vf)):
             continue
-        entries.append((row, e, s))
-    if not entries:
+        valid.append((row, s))
+    if not valid:
         return []
     terms = query_tokens(query)
     df = index.document_frequency(terms)
     n_docs, avgdl = index.corpus_stats()
-    missing = [row.rowid for row, _, _ in entries if not row.tok]
+    missing = [row.rowid for row, _ in valid if not row.tok]
     toks = index.tokens_of(missing) if missing else {}
-    raw = [bm25(terms, (row.tok or toks.get(row.rowid, "")).split(), df, n_docs, avgdl) for row, _, _ in entries]
+    raw = [bm25(terms, (row.tok or toks.get(row.rowid, "")).split(), df, n_docs, avgdl) for row, _ in valid]
     norm = normalize_bm25(raw)
-    cos = cosine(query, [row for row, _, _ in entries]) if cosine is not None else None
-    hits = []
-    for (row, e, _), b in zip(entries, norm):
-        t = score(e, when, b, None if cos is None else cos.get(row.rowid, 0.0))
-        hits.append(Hit(e, t.score, t))
+    cos = cosine(query, [row for row, _ in valid]) if cosine is not None else None
+    scored: list[tuple[Row, Trace]] = []
+    for (row, _), b in zip(valid, norm):
+        touched = max((t for t in (row.ca, row.vf, row.la) if t is not None), default=None)
+        c = None if cos is None else cos.get(row.rowid, 0.0)
+        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c)))
     if rank_by == "relevance":
-        hits.sort(key=lambda h: (-h.trace.relevance, -h.score, h.entry.id))
+        scored.sort(key=lambda rt: (-rt[1].relevance, -rt[1].score, rt[0].rowid))
     else:
-        hits.sort(key=lambda h: (-h.score, h.entry.id))
-    return hits[:k]
+        scored.sort(key=lambda rt: (-rt[1].score, rt[0].rowid))
+    # Only the winners are parsed back into entries.
+    return [Hit(row.entry(), t.score, t) for row, t in scored[:k]]

