@@ -20,6 +20,7 @@ from pathlib import Path
 
 from memdream.errors import VaultError
 from memdream.index.fts import index_text, match_expression
+from memdream.model.scoring import bm25
 from memdream.model.tokens import query_tokens
 from memdream.index.migrations import migrate
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
@@ -29,6 +30,8 @@ from memdream.store.writer import FileState, Update, decode, read_file
 
 BUSY_TIMEOUT_MS = 60_000
 MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)
+POSTINGS_MIN_ENTRIES = 20_000  # below this, FTS5 alone answers within a few milliseconds
+DELETED_LOG_MAX = 20_000  # rowids remembered as deleted for caches to catch up; older caches reload
 
 
 def _ts(d: datetime | None) -> float | None:
@@ -76,10 +79,13 @@ def text_hash(text: str) -> str:
 
 
 class Index:
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, postings_min_entries: int = POSTINGS_MIN_ENTRIES) -> None:
         self.vault = vault
+        self.postings_min_entries = postings_min_entries
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._postings = None  # in-process postings (index/postings.py), built on demand
+        self._searches = 0
 
     # -- connection
     @property
@@ -233,7 +239,11 @@ class Index:
         """Insert entries (line hash, raw line, entry) with a few batched statements."""
         if not items:
             return
-        first = (db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0) + 1
+        # Rowids only grow (never reused, even across rebuilds): caches rely on it.
+        first = max(
+            db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0,
+            (db.execute("SELECT value FROM meta WHERE key = 'rowid_hw'").fetchone() or (0,))[0],
+        ) + 1
         rows, fts = [], []
         df: Counter[str] = Counter()
         total = 0
@@ -259,6 +269,10 @@ class Index:
             df.items(),
         )
         _bump_meta(db, len(items), total)
+        db.execute(
+            "INSERT INTO meta(key, value) VALUES ('rowid_hw', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (first + len(items) - 1,),
+        )
 
     @staticmethod
     def _delete_rows(db: sqlite3.Connection, rowids: list[int]) -> None:
@@ -270,6 +284,15 @@ class Index:
                 db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", toks)
                 db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", toks)
                 _bump_meta(db, -1, -len(words))
+        gen = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+        db.executemany("INSERT OR REPLACE INTO deleted(rowid, gen) VALUES (?, ?)", ((r, gen) for r in rowids))
+        if db.execute("SELECT count(*) FROM deleted").fetchone()[0] > DELETED_LOG_MAX:
+            floor = db.execute("SELECT gen FROM deleted ORDER BY gen LIMIT 1 OFFSET ?", (DELETED_LOG_MAX // 2,)).fetchone()[0]
+            db.execute("DELETE FROM deleted WHERE gen <= ?", (floor,))
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES ('epoch', ?) ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+                (floor,),
+            )
         db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in rowids))
         db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in rowids))
 
@@ -283,8 +306,14 @@ class Index:
             db.execute("DELETE FROM entries")
             db.execute("DELETE FROM entries_fts")
             db.execute("DELETE FROM terms")
-            db.execute("DELETE FROM meta WHERE key != 'generation'")
+            db.execute("DELETE FROM meta WHERE key NOT IN ('generation', 'rowid_hw')")
             db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+            # Caches older than this generation cannot catch up from the log: they reload.
+            db.execute(
+                "INSERT INTO meta(key, value) SELECT 'epoch', value FROM meta WHERE key = 'generation'"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            )
+            db.execute("DELETE FROM deleted")
             db.execute("DELETE FROM files")
             db.execute("DELETE FROM raw_fts")
             db.execute("DELETE FROM raw_chunks")
@@ -328,6 +357,41 @@ class Index:
         df = self.document_frequency(terms)
         present = sorted((t for t in terms if df.get(t)), key=lambda t: df[t])
         return present[:limit]
+
+    def keyword_candidates(
+        self,
+        scope: Scope,
+        query: str,
+        limit: int,
+        layers: tuple[str, ...] = (RESIDENT, RECALL),
+        current_only: bool = True,
+    ) -> list[tuple[Row, float]]:
+        """The best `limit` rows for `query` with their BM25 (memdream's formula, all query terms).
+
+        A one-shot process asks FTS5 for the matches of the query's rarest terms and scores
+        them; a process that searches again on a large index (>= POSTINGS_MIN_ENTRIES)
+        loads the in-process postings once and scores every match exactly, in about a
+        millisecond. Both score with the same formula.
+        """
+        self._searches += 1
+        terms = query_tokens(query)
+        df = self.document_frequency(terms)
+        present = [t for t in terms if df.get(t)]
+        if not present or limit <= 0:
+            return []
+        n_docs, avgdl = self.corpus_stats()
+        if current_only and self._searches > 1 and n_docs >= self.postings_min_entries:
+            if self._postings is None:
+                from memdream.index.postings import Postings
+
+                self._postings = Postings(self)
+            self._postings.refresh()
+            top = self._postings.top(scope.key, present, df, n_docs, avgdl, layers, limit)
+            by_id = {r.rowid: r for r in self.rows([rid for rid, _ in top])}
+            return [(by_id[rid], s) for rid, s in top if rid in by_id]
+        rarest = sorted(present, key=lambda t: df[t])[:MAX_QUERY_TERMS]
+        found = self.match(scope, rarest, limit, layers, current_only)
+        return [(row, bm25(present, row.tok.split(), df, n_docs, avgdl)) for row, _ in found]
 
     def search(
         self,
@@ -422,7 +486,9 @@ class Index:
         return sorted(self.db.execute("SELECT path, layer, line FROM entries"))
 
     def terms_snapshot(self) -> list[tuple[str, int]]:
-        return sorted(self.db.execute("SELECT term, df FROM terms")) + sorted(self.db.execute("SELECT key, value FROM meta WHERE key != 'generation'"))
+        return sorted(self.db.execute("SELECT term, df FROM terms")) + sorted(
+            self.db.execute("SELECT key, value FROM meta WHERE key IN ('entries', 'tokens')")
+        )
 
     def fts_snapshot(self) -> list[tuple[str, str]]:
         return sorted(

@@ -93,7 +93,13 @@ def m003_vectors(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer, m003_vectors]
+def m004_deleted_log(db: sqlite3.Connection) -> None:
+    """Rowids removed, with the generation that removed them: in-process caches of the index
+    (index/postings.py) catch up from it instead of reloading everything."""
+    _run(db, "CREATE TABLE deleted(rowid INTEGER PRIMARY KEY, gen INTEGER NOT NULL);\nCREATE INDEX deleted_gen ON deleted(gen)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log]
 
 
 def migrate(db: sqlite3.Connection) -> None:

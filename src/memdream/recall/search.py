@@ -64,14 +64,14 @@ def recall(
     if k <= 0:
         return []
     layers = (RESIDENT, RECALL) if as_of is None else (RESIDENT, RECALL, ARCHIVE)
-    found = index.search(scope, query, CANDIDATES, layers=layers, current_only=as_of is None)
-    rows: dict[int, tuple[Row, float]] = {row.rowid: (row, s) for row, s in found}
+    found = index.keyword_candidates(scope, query, CANDIDATES, layers=layers, current_only=as_of is None)
+    rows: dict[int, tuple[Row, float | None]] = {row.rowid: (row, s) for row, s in found}
     if nearest is not None:
         for row in nearest(query, CANDIDATES):
             if row.layer in layers:
-                rows.setdefault(row.rowid, (row, 0.0))
+                rows.setdefault(row.rowid, (row, None))  # BM25 computed below
     when = (as_of or now).timestamp()
-    valid: list[tuple[Row, float]] = []
+    valid: list[tuple[Row, float | None]] = []
     for row, s in rows.values():
         if as_of is None and row.vt is not None:
             continue
@@ -80,13 +80,14 @@ def recall(
         valid.append((row, s))
     if not valid:
         return []
-    terms = query_tokens(query)
-    df = index.document_frequency(terms)
-    n_docs, avgdl = index.corpus_stats()
-    missing = [row.rowid for row, _ in valid if not row.tok]
-    toks = index.tokens_of(missing) if missing else {}
-    raw = [bm25(terms, (row.tok or toks.get(row.rowid, "")).split(), df, n_docs, avgdl) for row, _ in valid]
-    norm = normalize_bm25(raw)
+    missing = [row.rowid for row, s in valid if s is None]
+    if missing:
+        terms = query_tokens(query)
+        df = index.document_frequency(terms)
+        n_docs, avgdl = index.corpus_stats()
+        toks = index.tokens_of(missing)
+        valid = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl)) for row, s in valid]
+    norm = normalize_bm25([s or 0.0 for _, s in valid])
     cos = cosine(query, [row for row, _ in valid]) if cosine is not None else None
     scored: list[tuple[Row, Trace]] = []
     for (row, _), b in zip(valid, norm):

@@ -1,0 +1,137 @@
+"""An in-process copy of the keyword index, for BM25 over all query terms in about a
+millisecond at 100k entries (FTS5 must score every match of every term in SQL).
+
+It is a cache of the SQLite index, never a source of truth: it loads the entries' tokens
+once, then catches up on each use from rows added since (rowids only grow) and from the
+`deleted` log (rowid, generation). A rebuild, or a cache too old for the log, reloads.
+Long-lived processes (an MCP server, a chat, a benchmark) use it; a one-shot command
+never pays for the load (see Index.keyword_candidates).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from typing import TYPE_CHECKING
+
+from memdream.model.scoring import BM25_B, BM25_K1
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memdream.index.db import Index
+
+_LAYER_CODES = {"resident": 1, "recall": 2, "archive": 3}
+
+
+class Postings:
+    def __init__(self, index: "Index") -> None:
+        self.index = index
+        self.gen = -1
+        self.epoch = -1
+        self.max_rowid = 0
+        self.rowids = array("q")
+        self.scope = array("i")
+        self.layer = array("b")
+        self.current = array("b")
+        self.dl = array("i")
+        self.alive = bytearray()
+        self.pos: dict[int, int] = {}
+        self.terms: dict[str, tuple[array, array]] = {}  # term -> (doc positions, term frequencies)
+        self.scopes: dict[str, int] = {}
+        self._np_cache: dict[str, tuple[int, "np.ndarray", "np.ndarray"]] = {}
+
+    # -- keeping up with SQLite
+    def refresh(self) -> None:
+        db = self.index.db
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'epoch')"))
+        gen, epoch = meta.get("generation", 0), meta.get("epoch", 0)
+        if gen == self.gen:
+            return
+        if epoch > self.gen:  # rebuilt, or the deleted log no longer reaches back to us
+            self.__init__(self.index)  # type: ignore[misc]
+        if self.gen >= 0:
+            for (rid,) in db.execute("SELECT rowid FROM deleted WHERE gen > ?", (self.gen,)):
+                p = self.pos.pop(rid, None)
+                if p is not None:
+                    self.alive[p] = 0
+        self._add(
+            db.execute(
+                "SELECT e.rowid, e.scope, e.layer, e.vt IS NULL, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid"
+                " WHERE e.rowid > ? ORDER BY e.rowid",
+                (self.max_rowid,),
+            )
+        )
+        self.gen, self.epoch = gen, epoch
+
+    def _add(self, rows) -> None:  # type: ignore[no-untyped-def]
+        terms = self.terms
+        for rowid, scope, layer, current, tok in rows:
+            p = len(self.rowids)
+            self.rowids.append(rowid)
+            self.scope.append(self.scopes.setdefault(scope, len(self.scopes)))
+            self.layer.append(_LAYER_CODES.get(layer, 0))
+            self.current.append(1 if current else 0)
+            words = tok.split()
+            self.dl.append(len(words))
+            self.alive.append(1)
+            self.pos[rowid] = p
+            counts: dict[str, int] = {}
+            for w in words:
+                counts[w] = counts.get(w, 0) + 1
+            for w, c in counts.items():
+                entry = terms.get(w)
+                if entry is None:
+                    entry = terms[w] = (array("i"), array("B"))
+                entry[0].append(p)
+                entry[1].append(min(c, 255))
+            self.max_rowid = max(self.max_rowid, rowid)
+
+    # -- querying
+    def _term_arrays(self, term: str) -> tuple["np.ndarray", "np.ndarray"] | None:
+        import numpy as np
+
+        entry = self.terms.get(term)
+        if entry is None:
+            return None
+        cached = self._np_cache.get(term)
+        if cached is not None and cached[0] == len(entry[0]):
+            return cached[1], cached[2]
+        pos = np.frombuffer(entry[0], dtype=np.int32).copy()
+        tf = np.frombuffer(entry[1], dtype=np.uint8).astype(np.float32)
+        self._np_cache[term] = (len(entry[0]), pos, tf)
+        return pos, tf
+
+    def top(self, scope_key: str, terms: list[str], df: dict[str, int], n_docs: int, avgdl: float, layers: tuple[str, ...], limit: int) -> list[tuple[int, float]]:
+        """(rowid, BM25) of the best `limit` current entries of the scope for `terms`."""
+        import numpy as np
+
+        sid = self.scopes.get(scope_key)
+        if sid is None or not terms or n_docs <= 0:
+            return []
+        ndocs = len(self.rowids)
+        dl = np.frombuffer(self.dl, dtype=np.int32)
+        scores = np.zeros(ndocs, dtype=np.float32)
+        for t in dict.fromkeys(terms):
+            arrs = self._term_arrays(t)
+            if arrs is None:
+                continue
+            pos, tf = arrs
+            n = df.get(t, len(pos))
+            idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * dl[pos] / (avgdl or 1.0))
+            scores[pos] += idf * tf * (BM25_K1 + 1) / (tf + norm)  # a term occurs once per doc in `pos`
+        hit = np.flatnonzero(scores)
+        if hit.size == 0:
+            return []
+        ok = (
+            (np.frombuffer(self.alive, dtype=np.uint8)[hit] == 1)
+            & (np.frombuffer(self.scope, dtype=np.int32)[hit] == sid)
+            & (np.frombuffer(self.current, dtype=np.int8)[hit] == 1)
+            & np.isin(np.frombuffer(self.layer, dtype=np.int8)[hit], [_LAYER_CODES[x] for x in layers])
+        )
+        hit = hit[ok]
+        if hit.size > limit:
+            hit = hit[np.argpartition(-scores[hit], limit - 1)[:limit]]
+        order = hit[np.argsort(-scores[hit], kind="stable")]
+        return [(int(self.rowids[i]), float(scores[i])) for i in order]
