@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from memdream.index.db import Index
@@ -33,6 +34,11 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
                 if not (NAME_RE.fullmatch(agent_dir.name) and NAME_RE.fullmatch(user_dir.name)):
                     problems.append(Problem(vault.relpath(user_dir), 0, "folder name is not a valid scope name; memdream ignores it"))
     for scope in vault.scopes():
+        for dirpath, dirnames, filenames in os.walk(vault.scope_dir(scope)):
+            for name in dirnames + filenames:
+                p = os.path.join(dirpath, name)
+                if not vault.is_inside(p):
+                    problems.append(Problem(vault.relpath(p), 0, "symlink or path outside the vault: ignored (replace it with a real file)"))
         index.sync_scope(scope)
         expected: list[tuple[str, str, str]] = []
         for path, layer in vault.entry_files(scope):

@@ -16,7 +16,7 @@ from typing import Literal
 
 from memdream.clock import Clock, SystemClock
 from memdream.config import Config, load_config
-from memdream.errors import NotFound, RefusedInput, SecretRefused
+from memdream.errors import NotFound, RefusedInput, SecretRefused, VaultError
 from memdream.index.db import Index, Row
 from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.entry import (
@@ -164,7 +164,11 @@ class Memory:
         """One writer update followed by the matching incremental index update."""
         upd = self.writer.update(path, change, header=header)
         if upd.changed:
-            self.index.apply_update(path, self.scope, self.vault.layer_of(self.scope, path), upd)
+            try:
+                self.index.apply_update(path, self.scope, self.vault.layer_of(self.scope, path), upd)
+            except VaultError as exc:
+                # The file (the truth) is written; the index catches up at the next sync.
+                self.last_warning = exc.message
         return upd
 
     def _file_for_new(self, layer: str, now: datetime) -> tuple[Path, str]:

@@ -118,13 +118,25 @@ class Index:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             db = self.db
-            db.execute("BEGIN IMMEDIATE")
             try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if db.in_transaction:
+                    try:
+                        db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                raise VaultError(
+                    f"the index at {self.vault.index_path} could not be updated: {exc}",
+                    "free disk space or check permissions; the index is derived from the files and catches up on the next call",
+                ) from exc
 
     # -- keeping up with the files
     def rel(self, path: Path | str) -> str:
@@ -142,7 +154,7 @@ class Index:
             for r in self.db.execute("SELECT path, mtime_ns, size, ino, layer FROM files WHERE scope = ?", (scope.key,))
         }
         changed = 0
-        listed = self.vault.list_entry_files(scope)
+        listed = [(rel, layer) for rel, layer in self.vault.list_entry_files(scope) if self.vault.is_inside(root + rel)]
         for rel, layer in listed:
             try:
                 st = os.stat(root + rel)

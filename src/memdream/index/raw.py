@@ -22,7 +22,11 @@ def transcript_files(index: Index, scope: Scope) -> list[str]:
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out.extend(index.rel(Path(dirpath) / f) for f in sorted(filenames) if f.endswith(".md") and not f.startswith("."))
+        out.extend(
+            index.rel(Path(dirpath) / f)
+            for f in sorted(filenames)
+            if f.endswith(".md") and not f.startswith(".") and index.vault.is_inside(Path(dirpath) / f)
+        )
     return out
 
 

@@ -199,6 +199,22 @@ class Vault:
                         found.append(Scope(user=user_dir.name, agent=agent_dir.name))
         return found
 
+    def is_inside(self, path: Path | str) -> bool:
+        """True if `path` is not a symlink and resolves to a place inside the vault."""
+        root = os.path.realpath(self.root)
+        if os.path.islink(path):
+            return False
+        real = os.path.realpath(path)
+        return real == root or real.startswith(root + os.sep)
+
+    def ensure_inside(self, path: Path | str) -> None:
+        """Refuse to read or write through a symlink, or anything that resolves outside the vault."""
+        if not self.is_inside(path):
+            raise VaultError(
+                f"{path} is a symlink or resolves outside the vault {self.root}; memdream does not follow it",
+                "replace the link with a real file or folder inside the vault",
+            )
+
     def relpath(self, path: Path | str) -> str:
         s, root = str(path), str(self.root)
         if s.startswith(root + os.sep):

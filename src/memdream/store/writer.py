@@ -156,11 +156,13 @@ class Writer:
                     self._file_lock = FileLock(str(self.vault.lock_path), thread_local=False)
                 try:
                     self._file_lock.acquire(timeout=self._lock_timeout)
-                except Timeout as exc:
+                except Timeout as exc:  # (a subclass of OSError: caught first)
                     raise VaultError(
                         f"another memdream process has held the vault lock for {self._lock_timeout:.0f} s",
                         f"wait for it to finish, or check for a stuck process holding {self.vault.lock_path}",
                     ) from exc
+                except OSError as exc:
+                    raise _os_error(exc, self.vault.lock_path) from exc
             self._depth += 1
             try:
                 yield
@@ -176,6 +178,7 @@ class Writer:
         `change` mutates the document in place and returns anything; it may be called more
         than once if the file changes under us, so it must find entries by id.
         """
+        self.vault.ensure_inside(path)
         with self.locked():
             for _ in range(MAX_RETRIES):
                 data, before = read_file(path)
@@ -217,6 +220,7 @@ class Writer:
         new text, or None to leave the file as it is. Same guarantees as `update`: the lock,
         the re-read if the file changed meanwhile, the atomic replace.
         """
+        self.vault.ensure_inside(path)
         with self.locked():
             for _ in range(MAX_RETRIES):
                 data, before = read_file(path)
