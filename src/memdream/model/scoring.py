@@ -57,8 +57,12 @@ class Trace:
 
 
 def last_touched(e: Entry) -> datetime | None:
-    """The latest of creation, start of validity and last recall: what recency decays from."""
-    times = [t for t in (e.created_at, e.valid_from, e.last_recalled) if t is not None]
+    """The later of creation and start of validity: what recency decays from.
+
+    Not the last recall: letting each recall reset recency made recalled entries crowd out
+    the rest (a measured -0.055 recall@10 on LoCoMo); recalls count through the hit bonus.
+    """
+    times = [t for t in (e.created_at, e.valid_from) if t is not None]
     return max(times) if times else None
 
 

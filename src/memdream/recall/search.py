@@ -91,7 +91,7 @@ def recall(
     cos = cosine(query, [row for row, _ in valid]) if cosine is not None else None
     scored: list[tuple[Row, Trace]] = []
     for (row, _), b in zip(valid, norm):
-        touched = max((t for t in (row.ca, row.vf, row.la) if t is not None), default=None)
+        touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
         c = None if cos is None else cos.get(row.rowid, 0.0)
         scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c)))
     if rank_by == "relevance":
