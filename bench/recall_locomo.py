@@ -96,6 +96,11 @@ MEMDREAM_CONFIGS: list[tuple[str, dict]] = [
     ("memdream score", {"rank_by": "score"}),
     ("memdream relevance", {"rank_by": "relevance"}),
 ]
+# Hybrid configurations, added with --embedders use,e5 (each needs its package installed).
+EMBEDDER_CONFIGS = lambda name: [  # noqa: E731
+    (f"memdream+{name} score", {"rank_by": "score", "embedder": name}),
+    (f"memdream+{name} relevance", {"rank_by": "relevance", "embedder": name}),
+]
 BM25S_NAME = "bm25s"
 
 
@@ -144,12 +149,22 @@ class Ingested:
     seconds: float = 0.0
 
 
+_EMBEDDERS: dict[str, object] = {}
+
+
 def open_memory(root: Path, clock: FrozenClock, **open_kwargs: object) -> Memory:
-    """A fresh vault for one conversation. The hook for hybrid configurations: pass the
-    embedder to the facade here once it takes one."""
-    if open_kwargs:
-        raise NotImplementedError(f"memdream open options not supported yet: {sorted(open_kwargs)}")
-    mem = Memory(load_config(root, "locomo", "bench", env={}), clock)
+    """A fresh vault for one conversation, with the named embedder if the configuration has one
+    (one embedder instance per name for the whole run: the model loads once)."""
+    unknown = set(open_kwargs) - {"embedder"}
+    if unknown:
+        raise NotImplementedError(f"memdream open options not supported: {sorted(unknown)}")
+    embedder = None
+    name = open_kwargs.get("embedder")
+    if name:
+        from memdream.embed.embedder import load_embedder
+
+        embedder = _EMBEDDERS.setdefault(str(name), load_embedder(str(name)))
+    mem = Memory(load_config(root, "locomo", "bench", env={}), clock, embedder)  # type: ignore[arg-type]
     mem.vault.init()
     return mem
 
@@ -180,6 +195,7 @@ def ingest(conv: locomo.Conversation, with_date: bool, root: Path, **open_kwargs
             ing.superseded += 1
         ids.append(turn.dia_id)
     ing.seconds = time.perf_counter() - t_all
+    mem.embed_pending()  # with an embedder: embed every turn now, outside the timed recalls
     clock.set(max(times) + QUERY_AFTER)
     return ing
 
@@ -639,9 +655,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--note", default="", help="A sentence about the conditions of this run, printed in the report.")
     ap.add_argument("--count-hits", action="store_true", help="let recall fold its hit counts into the files, as the facade does")
     ap.add_argument("--no-experiments", action="store_true")
+    ap.add_argument("--embedders", default="", help="comma-separated embedders (use, e5, ...) to add hybrid configurations for")
     ap.add_argument("--diagnose", type=int, default=0, help="print N questions where bm25s beats memdream relevance (stderr)")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
+    for name in filter(None, (x.strip() for x in args.embedders.split(","))):
+        MEMDREAM_CONFIGS.extend(EMBEDDER_CONFIGS(name))
 
     convs = locomo.load(args.data)
     if args.quick:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memdream.cli.main import cli
 from memdream.model.entry import Entry
-from memdream.model.scoring import IMPORTANCE_CAP, importance, recency, score
+from memdream.model.scoring import IMPORTANCE_CAP, importance, normalize_bm25, recency, score, score_parts
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER
 from memdream.recall.snapshot import Snippet, count_tokens
@@ -32,8 +32,13 @@ def test_scoring_parts(clock) -> None:
     assert importance(capped)[0] == IMPORTANCE_CAP
     t = score(fresh, now, bm25_norm=0.5)
     assert t.relevance == 0.5 and t.fusion == "bm25" and t.cosine is None
-    h = score(fresh, now, bm25_norm=0.5, cosine=0.8)
-    assert abs(h.relevance - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-9
+    h = score_parts("fact", 0.0, 0, None, now.timestamp(), 0.5, 0.8, fusion="blend")
+    assert abs(h.relevance - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-9 and h.fusion == "blend-0.7-0.3"
+    c = score_parts("fact", 0.0, 0, None, now.timestamp(), 0.5, 0.8, fusion="capped", weight=0.4)
+    assert abs(c.relevance - (0.4 * 0.8 + 0.6 * 0.5)) < 1e-9 and c.fusion == "capped-0.4"
+    # A weak accidental match is not stretched to 1: normalization is by max(best, tau x attainable).
+    assert normalize_bm25([1.0, 0.5], attainable=10.0) == [0.2, 0.1]
+    assert normalize_bm25([8.0, 4.0], attainable=10.0) == [1.0, 0.5]
 
 
 def test_old_important_instruction_beats_similar_trivia(mem, clock) -> None:

