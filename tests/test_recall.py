@@ -84,15 +84,17 @@ def test_as_of_follows_the_trail(mem, clock) -> None:
 
 
 def test_hit_counts_are_batched(mem) -> None:
+    assert mem.hit_flush_after == FLUSH_AFTER >= 1000
+    mem.hit_flush_after = 50  # the same mechanism, with a smaller batch to keep the test short
     e = mem.remember("周五下午有组会")
     path = mem.vault.recall_file_for(mem.scope, mem.clock.now())
     before = path.read_bytes()
-    for _ in range(FLUSH_AFTER - 1):
+    for _ in range(49):
         assert mem.recall("组会", k=1)
     assert path.read_bytes() == before  # no file write per query
     mem.recall("组会", k=1)
     got = mem.get(e.id)
-    assert got.hits == FLUSH_AFTER and got.last_recalled == mem.clock.now()
+    assert got.hits == 50 and got.last_recalled == mem.clock.now()
     assert not (mem.vault.memory_dir(mem.scope) / ".hits.jsonl").exists()
 
 

@@ -140,6 +140,7 @@ class Memory:
         self._embedder = embedder
         self._vectors: VectorStore | None = None
         self.last_warning = ""  # set when recall degraded (e.g. the embedder failed)
+        self.hit_flush_after = FLUSH_AFTER  # recall counts gathered before they are written into the files
 
     # -- plumbing
     def close(self) -> None:
@@ -502,7 +503,7 @@ class Memory:
 
     def _count_hits(self, ids: list[str]) -> None:
         journal = HitJournal(self.vault.memory_dir(self.scope))
-        if journal.record(ids, self.clock.now()) >= FLUSH_AFTER:
+        if journal.record(ids, self.clock.now(), self.hit_flush_after):
             self.flush_hits()
 
     def flush_hits(self) -> int:

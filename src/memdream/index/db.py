@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -154,12 +155,19 @@ class Index:
             for r in self.db.execute("SELECT path, mtime_ns, size, ino, layer FROM files WHERE scope = ?", (scope.key,))
         }
         changed = 0
-        listed = [(rel, layer) for rel, layer in self.vault.list_entry_files(scope) if self.vault.is_inside(root + rel)]
+        # Folders are checked once per call (no symlink out of the vault); files by lstat below.
+        safe = all(
+            not os.path.lexists(d) or self.vault.is_inside(d)
+            for d in (self.vault.scope_dir(scope), self.vault.memory_dir(scope), self.vault.recall_dir(scope), self.vault.archive_dir(scope))
+        )
+        listed = self.vault.list_entry_files(scope) if safe else []
         for rel, layer in listed:
             try:
-                st = os.stat(root + rel)
+                st = os.lstat(root + rel)
             except FileNotFoundError:
                 continue
+            if stat.S_ISLNK(st.st_mode):
+                continue  # never read through a link (doctor reports it)
             k = known.get(rel)
             if k is not None and k[:3] == (st.st_mtime_ns, st.st_size, st.st_ino) and k[3] == layer:
                 continue

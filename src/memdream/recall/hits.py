@@ -2,7 +2,7 @@
 
 A recall appends one small line per hit to the scope's hidden journal
 ``memory/.hits.jsonl`` (never read as memory: it starts with a dot). When the journal holds
-`FLUSH_AFTER` hits, the next recall folds them into the memory files through the writer, one
+`Memory.hit_flush_after` hits (FLUSH_AFTER by default), the next recall folds them into the memory files through the writer, one
 rewrite per file, and empties the journal. The journal is plain text in the vault, so no
 count lives only in the index; a crash in the middle of a flush can at worst count a batch
 twice, never lose a memory.
@@ -19,8 +19,12 @@ from pathlib import Path
 
 from memdream.store.format import parse_time
 
-FLUSH_AFTER = 1000  # hits gathered before they are folded into the memory files (one rewrite per file)
+# Hits gathered before a recall folds them into the memory files (one rewrite per file that
+# holds a hit entry). Large on purpose: at 100k entries the hits of 1,000 recalls sit in
+# hundreds of files; the light dream folds them off the query path.
+FLUSH_AFTER = 5000
 JOURNAL = ".hits.jsonl"
+MIN_LINE = len('{"id": "", "at": "2026-01-01T00:00:00"}\n')  # the shortest line record() writes
 
 
 @dataclass(frozen=True)
@@ -34,18 +38,22 @@ class HitJournal:
     def __init__(self, memory_dir: Path) -> None:
         self.path = memory_dir / JOURNAL
 
-    def record(self, ids: Iterable[str], when: datetime) -> int:
-        """Append one line per id; returns the number of hits now pending."""
+    def record(self, ids: Iterable[str], when: datetime, threshold: int = FLUSH_AFTER) -> bool:
+        """Append one line per id; True when `threshold` hits or more are pending."""
         lines = "".join(json.dumps({"id": i, "at": when.isoformat()}) + "\n" for i in ids if i)
-        if not lines:
-            return self.pending()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if lines:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, lines.encode("utf-8"))
+            finally:
+                os.close(fd)
         try:
-            os.write(fd, lines.encode("utf-8"))
-        finally:
-            os.close(fd)
-        return self.pending()
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return False
+        # A line is at least MIN_LINE bytes: below that size the count cannot reach the threshold.
+        return size >= threshold * MIN_LINE and self.pending() >= threshold
 
     def pending(self) -> int:
         try:
