@@ -151,3 +151,24 @@ def test_cli_reference_matches_help() -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert (root / "docs" / "cli.md").read_text(encoding="utf-8") == mod.render()
+
+
+def test_import_search_raw_and_index_embed(v: str, tmp_path: Path) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(
+        json.dumps({"role": "user", "content": "明早的盘前简报记得加上汇率"}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"role": "assistant", "content": "好的，已加入汇率一节"}, ensure_ascii=False)
+        + "\n",
+        encoding="utf-8",
+    )
+    r = run("import", str(chat), "--from", "jsonl", "--vault", v, "--json")
+    assert r.exit_code == 0 and len(json.loads(r.output)["imported"]) == 1
+    r = run("import", str(chat), "--from", "jsonl", "--vault", v)
+    assert "imported 0 transcript(s), 1 already there" in r.output
+    hits = json.loads(run("search", "盘前", "--raw", "--vault", v, "--json").output)["snippets"]
+    assert hits and hits[0]["text"].startswith("明早的盘前简报")
+    r = run("index", "embed", "--vault", v)
+    assert r.exit_code == 0 and "no embedder configured" in r.output
+    bad = run("import", str(chat), "--from", "nonsense", "--vault", v)
+    assert bad.exit_code == 2

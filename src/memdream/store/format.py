@@ -114,7 +114,7 @@ def parse_line_checked(line: str, layer: str = "") -> ParsedLine:
             continue
         key, raw = token.split("=", 1)
         key, raw = key.strip(), raw.strip()
-        value = _unescape(raw)
+        value = _unescape(raw) if "%" in raw else raw
         try:
             if key == "id":
                 fields["id"] = value
