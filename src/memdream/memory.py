@@ -57,6 +57,7 @@ from memdream.recall.snapshot import (
 from memdream.store.transcripts import render as render_transcript
 from memdream.embed.embedder import Embedder, NoEmbedder, load_embedder
 from memdream.index.vectors import VectorStore
+from memdream.knowledge.base import Conflict, Knowledge, NoteOutcome
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
@@ -585,6 +586,44 @@ class Memory:
                 report.imported.append(self.vault.relpath(target))
         sync_raw(self.index, self.scope)
         return report
+
+    # -- the knowledge vault (DESIGN section 8)
+    @property
+    def knowledge(self) -> Knowledge:
+        return Knowledge(self.vault, self.scope, self.writer, self.clock)
+
+    def _no_secret(self, text: str) -> None:
+        kind = find_secret(text)
+        if kind:
+            raise SecretRefused(
+                f"refused: the text looks like {kind}; credentials never enter memory",
+                "keep secrets in a password manager or your environment",
+            )
+
+    def now(self, text: str | None = None) -> str:
+        """NOW.md: the current text, or replace it with `text` (the only file written in place)."""
+        if text is not None:
+            self._no_secret(text)
+            self.knowledge.set_now(text)
+        return self.knowledge.now()
+
+    def log(self, title: str, body: str = "") -> tuple[Path, str]:
+        """Append a "### HH:MM — Title" block to today's daily log; returns (file, heading)."""
+        self._no_secret(f"{title}\n{body}")
+        return self.knowledge.log(title, body)
+
+    def note(self, category: str, topic: str, text: str, priority: str | None = None, tags: tuple[str, ...] = ()) -> NoteOutcome:
+        """Read-then-write a knowledge file: ADD, UPDATE, NOOP or CONFLICT; INDEX.md follows."""
+        self._no_secret(text)
+        return self.knowledge.note_add(category, topic, text, priority, tags)
+
+    def conflicts(self) -> list[Conflict]:
+        return self.knowledge.conflicts()
+
+    def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
+        if text:
+            self._no_secret(text)
+        return self.knowledge.resolve(conflict_id, keep, text)
 
     def stats(self) -> dict[str, int]:
         self.sync()

@@ -9,6 +9,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -295,6 +296,123 @@ def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str
     click.echo(f"imported {len(report.imported)} transcript(s), {len(report.unchanged)} already there, {len(report.skipped)} skipped")
     for where, why in report.skipped:
         click.echo(f"  skipped {where}: {why}")
+
+
+@cli.command("now")
+@click.option("--set", "source", default=None, metavar="FILE|-", help="Replace NOW.md with this file's text ('-' reads standard input).")
+@_scope_options
+@_json_option
+@_handle_errors
+def now_(source: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Show NOW.md, the workbench (current state and priorities), or replace it with --set."""
+    text = None
+    if source is not None:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    with _open(vault, user, agent, create=text is not None) as mem:
+        current = mem.now(text)
+        path = mem.vault.relpath(mem.knowledge.now_path)
+    if as_json:
+        _emit({"path": path, "text": current})
+    elif text is not None:
+        click.echo(f"NOW.md replaced ({len(current)} characters)")
+    else:
+        click.echo(current or "NOW.md is empty; set it with: memdream now --set FILE", nl=not current.endswith("\n"))
+
+
+@cli.command("log")
+@click.argument("title")
+@click.argument("body", required=False, default="")
+@_scope_options
+@_json_option
+@_handle_errors
+def log_(title: str, body: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Append "### HH:MM — TITLE" (and BODY) to today's daily log, memory/YYYY-MM-DD.md."""
+    with _open(vault, user, agent, create=True) as mem:
+        path, heading = mem.log(title, body)
+        rel = mem.vault.relpath(path)
+    if as_json:
+        _emit({"path": rel, "heading": heading})
+    else:
+        click.echo(f"logged to {rel}: {heading}")
+
+
+@cli.group()
+def note() -> None:
+    """Knowledge files (lessons, decisions, people, projects, preferences) with frontmatter."""
+
+
+@note.command("add")
+@click.argument("category", type=click.Choice(["lessons", "decisions", "people", "projects", "preferences"]))
+@click.argument("topic")
+@click.argument("text")
+@click.option("--priority", type=click.Choice(["🔴", "🟡", "⚪"]), default=None, help="🔴 core (never archived), 🟡 important, ⚪ reference.")
+@click.option("--tag", "tags", multiple=True, help="A tag for the frontmatter (repeatable).")
+@_scope_options
+@_json_option
+@_handle_errors
+def note_add(category: str, topic: str, text: str, priority: str | None, tags: tuple[str, ...], vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Read the topic's file, then ADD, UPDATE (old paragraph marked superseded), NOOP or CONFLICT."""
+    with _open(vault, user, agent, create=True) as mem:
+        out = mem.note(category, topic, text, priority, tags)
+    if as_json:
+        _emit(out.to_json())
+    else:
+        click.echo(f"{out.kind}: {out.path} ({out.decision.why})")
+        if out.kind == "CONFLICT":
+            click.echo("  both versions are kept; decide with: memdream conflicts, then memdream resolve ID --keep a|b|both|edit")
+
+
+@note.command("list")
+@_scope_options
+@_json_option
+@_handle_errors
+def note_list(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Knowledge files with priority, status and last verification (what INDEX.md shows)."""
+    with _open(vault, user, agent) as mem:
+        notes = mem.knowledge.notes()
+    if as_json:
+        _emit({"notes": [{"path": n.path, "category": n.category, "title": n.title, "priority": n.priority, "status": n.status,
+                          "last_verified": n.last_verified.isoformat() if n.last_verified else None, "stale": n.stale} for n in notes]})  # fmt: skip
+        return
+    for n in notes:
+        flag = " ⚠️ stale" if n.stale else ""
+        click.echo(f"{n.priority} {n.status:9} {n.last_verified or '—'}  {n.path}{flag}")
+
+
+@cli.command()
+@_scope_options
+@_json_option
+@_handle_errors
+def conflicts(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """List every open conflict with both sides and where they are."""
+    with _open(vault, user, agent) as mem:
+        found = mem.conflicts()
+    if as_json:
+        _emit({"conflicts": [c.to_json() for c in found]})
+        return
+    if not found:
+        click.echo("no open conflicts")
+    for c in found:
+        click.echo(f"{c.id}  {c.path}  ({c.day})")
+        click.echo(f"   a: {c.a}")
+        click.echo(f"   b: {c.b}")
+
+
+@cli.command()
+@click.argument("conflict_id")
+@click.option("--keep", type=click.Choice(["a", "b", "both", "edit"]), required=True, help="a: the older text, b: the newer, both, or edit (with --text).")
+@click.option("--text", default=None, help="The corrected text, with --keep edit.")
+@_scope_options
+@_json_option
+@_handle_errors
+def resolve(conflict_id: str, keep: str, text: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Close a conflict: the other side is marked superseded (kept as history), status back to active."""
+    with _open(vault, user, agent) as mem:
+        c = mem.resolve(conflict_id, keep, text)
+    if as_json:
+        _emit({"resolved": c.to_json(), "kept": keep})
+    else:
+        click.echo(f"resolved {c.id} in {c.path}: kept {keep}")
 
 
 @cli.group()

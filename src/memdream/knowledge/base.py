@@ -1,0 +1,297 @@
+"""The knowledge vault of one scope (DESIGN section 8, the OpenClaw layer):
+
+    NOW.md                      the workbench, replaced as a whole (the only file written in place)
+    memory/YYYY-MM-DD.md        daily log, append-only "### HH:MM — Title" blocks
+    memory/<category>/<slug>.md knowledge files with frontmatter, read-then-write verified
+    memory/INDEX.md             generated: a table per category with health columns
+
+Every write goes through the single writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+from memdream.clock import Clock
+from memdream.errors import NotFound, RefusedInput
+from memdream.knowledge.notes import (
+    CATEGORIES,
+    CONFLICT_RE,
+    PRIORITIES,
+    STALE_DAYS,
+    Note,
+    Paragraph,
+    append_paragraph,
+    mark_superseded,
+    paragraphs,
+    parse_note,
+    render_note,
+    slugify,
+)
+from memdream.model.crud import Decision, decide
+from memdream.model.similarity import similarity
+from memdream.store.vault import Scope, Vault
+from memdream.store.writer import Writer, decode, read_file
+
+MAX_LOG_CHARS = 20_000  # one log block; longer text belongs in a knowledge file or a transcript
+NOW_MAX_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class NoteOutcome:
+    kind: str  # ADD / UPDATE / NOOP / CONFLICT
+    path: str
+    decision: Decision
+
+    def to_json(self) -> dict:
+        return {"action": self.kind, "path": self.path, "similarity": round(self.decision.similarity, 3), "why": self.decision.why}
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    path: str
+    category: str
+    slug: str
+    title: str
+    priority: str
+    status: str
+    last_verified: date | None
+    description: str
+    stale: bool
+
+
+@dataclass(frozen=True)
+class Conflict:
+    id: str
+    path: str
+    day: str
+    a: str  # the older text
+    b: str  # the newer text that contradicts it
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "path": self.path, "date": self.day, "a": self.a, "b": self.b, "kind": "knowledge"}
+
+
+class Knowledge:
+    def __init__(self, vault: Vault, scope: Scope, writer: Writer, clock: Clock) -> None:
+        self.vault, self.scope, self.writer, self.clock = vault, scope, writer, clock
+
+    # -- paths
+    @property
+    def now_path(self) -> Path:
+        return self.vault.scope_dir(self.scope) / "NOW.md"
+
+    @property
+    def index_path(self) -> Path:
+        return self.vault.memory_dir(self.scope) / "INDEX.md"
+
+    def log_path(self, day: date) -> Path:
+        return self.vault.memory_dir(self.scope) / f"{day.isoformat()}.md"
+
+    def _today(self) -> str:
+        return self.clock.now().date().isoformat()
+
+    # -- NOW.md
+    def now(self) -> str:
+        data, state = read_file(self.now_path)
+        return decode(data, self.now_path) if state.exists else ""
+
+    def set_now(self, text: str) -> None:
+        if len(text) > NOW_MAX_CHARS:
+            raise RefusedInput(f"NOW.md text is {len(text)} characters (at most {NOW_MAX_CHARS})", "keep NOW.md to the current state")
+        body = text if text.endswith("\n") else text + "\n"
+        self.writer.write_text(self.now_path, lambda old: body)
+
+    # -- daily log
+    def log(self, title: str, body: str = "") -> tuple[Path, str]:
+        title = " ".join(title.split())
+        if not title:
+            raise RefusedInput("the log title is empty", 'memdream log "Title" "Body"')
+        if len(title) + len(body) > MAX_LOG_CHARS:
+            raise RefusedInput(f"the log block is longer than {MAX_LOG_CHARS} characters", "put long text in a knowledge file")
+        now = self.clock.now()
+        heading = f"### {now:%H:%M} — {title}"
+        block = "\n" + heading + "\n" + (f"\n{body.strip()}\n" if body.strip() else "")
+        path = self.log_path(now.date())
+
+        def append(old: str | None) -> str:
+            if old is None:
+                return f"# {now.date().isoformat()}\n" + block
+            return (old if old.endswith("\n") else old + "\n") + block
+
+        self.writer.write_text(path, append)
+        return path, heading
+
+    # -- knowledge files
+    def _note_path(self, category: str, slug: str) -> Path:
+        folder = self.vault.memory_dir(self.scope) / category
+        if category == "decisions":
+            existing = sorted(folder.glob(f"*-{slug}.md")) if folder.is_dir() else []
+            return existing[-1] if existing else folder / f"{self._today()}-{slug}.md"
+        return folder / f"{slug}.md"
+
+    def note_add(self, category: str, topic: str, text: str, priority: str | None = None, tags: tuple[str, ...] = ()) -> NoteOutcome:
+        if category not in CATEGORIES:
+            raise RefusedInput(f"unknown category {category!r}", "use one of: " + ", ".join(CATEGORIES))
+        if priority is not None and priority not in PRIORITIES:
+            raise RefusedInput(f"unknown priority {priority!r}", "use 🔴 (core), 🟡 (important) or ⚪ (reference)")
+        text = text.strip()
+        if not text:
+            raise RefusedInput("the note text is empty", "say what was learned")
+        path = self._note_path(category, slugify(topic))
+        today = self._today()
+        outcome: list[NoteOutcome] = []
+
+        def change(old: str | None) -> str | None:
+            outcome.clear()
+            note = parse_note(old) if old is not None else Note({"title": topic.strip(), "date": today, "category": category})
+            current = [p for p in paragraphs(note.body) if not p.superseded]
+            d = decide([p.text for p in current], text)
+            outcome.append(NoteOutcome(d.kind, self.vault.relpath(path), d))
+            note.meta.setdefault("title", topic.strip())
+            note.meta.setdefault("date", today)
+            note.meta.setdefault("category", category)
+            if priority:
+                note.meta["priority"] = priority
+            note.meta.setdefault("priority", "🟡")
+            if tags:
+                note.meta["tags"] = sorted(set(map(str, note.meta.get("tags") or [])) | set(tags))
+            note.meta["last_verified"] = today  # read and confirmed, whatever the outcome
+            if d.kind == "UPDATE":
+                note.body = append_paragraph(mark_superseded(note.body, current[d.target], today), text)
+            elif d.kind == "CONFLICT":
+                note.body = append_paragraph(note.body, text, conflict_day=today)
+            elif d.kind == "ADD":
+                note.body = append_paragraph(note.body, text)
+            note.meta["status"] = "conflict" if _open_conflicts(note.body) else "active"
+            note.meta.setdefault("tags", [])
+            return render_note(note)
+
+        self.writer.write_text(path, change)
+        self.write_index()
+        return outcome[0]
+
+    def notes(self) -> list[NoteInfo]:
+        out = []
+        today = self.clock.now().date()
+        for category in CATEGORIES:
+            folder = self.vault.memory_dir(self.scope) / category
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.glob("*.md")):
+                if path.name.startswith(".") or not self.vault.is_inside(path):
+                    continue
+                data, _ = read_file(path)
+                note = parse_note(decode(data, path))
+                live = [p for p in paragraphs(note.body) if not p.superseded]
+                desc = note.title or (live[0].text.splitlines()[0] if live else "")
+                lv = note.last_verified
+                out.append(
+                    NoteInfo(
+                        self.vault.relpath(path), category, path.stem, note.title, note.priority,
+                        "conflict" if _open_conflicts(note.body) else note.status, lv, desc[:80],
+                        lv is None or (today - lv).days > STALE_DAYS,
+                    )
+                )  # fmt: skip
+        return out
+
+    def write_index(self) -> None:
+        self.writer.write_text(self.index_path, lambda old: render_index(self.notes(), self.clock.now()))
+
+    # -- conflicts
+    def conflicts(self) -> list[Conflict]:
+        found = []
+        for info in self.notes():
+            path = self.vault.root / info.path
+            data, _ = read_file(path)
+            note = parse_note(decode(data, path))
+            paras = paragraphs(note.body)
+            lines = note.body.split("\n")
+            for i, p in enumerate(paras):
+                if not p.conflict:
+                    continue
+                a = _counterpart(paras[:i], p)
+                day = CONFLICT_RE.match(lines[p.end]).group(1)  # type: ignore[union-attr]
+                cid = "k" + hashlib.blake2b(f"{info.path}\0{p.text}".encode(), digest_size=4).hexdigest()
+                found.append(Conflict(cid, info.path, day, a.text if a else "", p.text))
+        return found
+
+    def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
+        if keep not in ("a", "b", "both", "edit"):
+            raise RefusedInput(f"--keep must be a, b, both or edit, not {keep!r}", "a keeps the older text, b the newer")
+        if keep == "edit" and not (text or "").strip():
+            raise RefusedInput("--keep edit needs the corrected text", 'memdream resolve ID --keep edit --text "..."')
+        match = next((c for c in self.conflicts() if c.id == conflict_id), None)
+        if match is None:
+            raise NotFound(f"no open conflict {conflict_id!r}", "list them with 'memdream conflicts'")
+        path = self.vault.root / match.path
+        today = self._today()
+
+        def change(old: str | None) -> str | None:
+            if old is None:
+                return None
+            note = parse_note(old)
+            paras = paragraphs(note.body)
+            b = next((p for p in paras if p.conflict and p.text == match.b), None)
+            if b is None:
+                return None
+            a = _counterpart([p for p in paras if p.start < b.start], b)
+            lines = note.body.split("\n")
+            lines[b.end] = f"> [Resolved {today}: kept {keep}]"
+            body = "\n".join(lines)
+            # Mark from the bottom up so line numbers above stay valid.
+            targets = {"a": [b], "b": [a], "both": [], "edit": [b, a]}[keep]
+            for p in sorted((t for t in targets if t is not None), key=lambda t: -t.start):
+                body = mark_superseded(body, p, today)
+            if keep == "edit":
+                body = append_paragraph(body, text or "")
+            note.body = body
+            note.meta["last_verified"] = today
+            note.meta["status"] = "conflict" if _open_conflicts(body) else "active"
+            return render_note(note)
+
+        self.writer.write_text(path, change)
+        self.write_index()
+        return match
+
+
+def _counterpart(earlier: list[Paragraph], p: Paragraph) -> Paragraph | None:
+    live = [q for q in earlier if not q.superseded]
+    return max(live, key=lambda q: similarity(q.text, p.text), default=None)
+
+
+def _open_conflicts(body: str) -> bool:
+    return any(p.conflict for p in paragraphs(body))
+
+
+_STATUS_BADGE = {"active": "✅ active", "conflict": "🔀 conflict", "superseded": "~~superseded~~"}
+
+
+def render_index(notes: list[NoteInfo], now: datetime) -> str:
+    lines = [
+        "# Memory Vault Index",
+        "",
+        "> Generated by memdream after every change to the knowledge folders; edits here are overwritten.",
+        f"> ⚠️ stale = not verified for more than {STALE_DAYS} days; 🔀 conflict = waiting for `memdream resolve`.",
+        "",
+    ]
+    for category in CATEGORIES:
+        rows = [n for n in notes if n.category == category]
+        if not rows:
+            continue
+        lines += [f"## {category.capitalize()}", "", "| 文件 | 优先级 | 状态 | 最后验证 | 说明 |", "|------|--------|------|----------|------|"]
+        for n in rows:
+            status = _STATUS_BADGE.get(n.status, n.status)
+            if n.stale and n.status == "active":
+                status = "⚠️ stale"
+            lv = n.last_verified.isoformat() if n.last_verified else "—"
+            desc = n.description.replace("|", "\\|")
+            lines.append(f"| [[{n.slug}]] | {n.priority} | {status} | {lv} | {desc} |")
+        lines.append("")
+    if len(lines) == 5:
+        lines.append("(no knowledge files yet: add one with `memdream note add CATEGORY TOPIC TEXT`)")
+        lines.append("")
+    return "\n".join(lines)
