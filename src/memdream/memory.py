@@ -58,6 +58,8 @@ from memdream.store.transcripts import render as render_transcript
 from memdream.embed.embedder import Embedder, NoEmbedder, load_embedder
 from memdream.index.vectors import VectorStore
 from memdream.knowledge.base import Conflict, Knowledge, NoteOutcome
+from memdream.knowledge.gc import Plan
+from memdream.knowledge.lookup import LookupResult, lookup
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
@@ -624,6 +626,35 @@ class Memory:
         if text:
             self._no_secret(text)
         return self.knowledge.resolve(conflict_id, keep, text)
+
+    def gc(self, dry_run: bool = False) -> Plan:
+        """Archive cold knowledge-vault files by the OpenClaw rules; `dry_run` changes nothing."""
+        return self.knowledge.gc(dry_run)
+
+    def reflect(self, day: str | None = None) -> Path:
+        """Write memory/reflections/DAY.md (a mechanical summary without a model)."""
+        from datetime import date as _date
+
+        return self.knowledge.reflect(_date.fromisoformat(day) if day else None)
+
+    def aggregate(self, from_agent: str) -> int:
+        """Copy a sub-agent's new daily-log blocks (same user) into this scope's logs; idempotent."""
+        source = Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock)
+        if source.scope == self.scope:
+            raise RefusedInput("an agent cannot aggregate its own logs", "name another agent with --from")
+        return self.knowledge.aggregate(source)
+
+    def lookup(self, query: str, archive: bool = False) -> LookupResult:
+        """INDEX.md, then the named file, then search; the result says which level answered."""
+
+        def search(q: str, include_archive: bool) -> list[dict]:
+            hits = [{"kind": "memory", "path": h.entry.id, "text": h.text, "score": round(h.score, 3)} for h in self.recall(q, k=5)]
+            sync_raw(self.index, self.scope)
+            docs = search_raw(self.index, self.scope, q, 5, kinds=("note", "log", "reflection"), archived=include_archive)
+            hits += [{"kind": "document", "path": s.path, "text": s.text, "score": round(s.score, 3)} for s in docs]
+            return hits
+
+        return lookup(self.knowledge, query, search, archive)
 
     def stats(self) -> dict[str, int]:
         self.sync()

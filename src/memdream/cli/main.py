@@ -415,6 +415,78 @@ def resolve(conflict_id: str, keep: str, text: str | None, vault: str | None, us
         click.echo(f"resolved {c.id} in {c.path}: kept {keep}")
 
 
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Print the plan and change nothing.")
+@_scope_options
+@_json_option
+@_handle_errors
+def gc(dry_run: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Archive old daily logs, reflections and done actions to memory/.archive/ (never deletes)."""
+    with _open(vault, user, agent) as mem:
+        plan = mem.gc(dry_run=dry_run)
+        lines = plan.lines(mem.vault.root)
+    if as_json:
+        _emit({"dry_run": dry_run, "plan": lines})
+        return
+    click.echo(("plan (nothing changed):" if dry_run else "done:") if lines else "nothing to archive")
+    for line in lines:
+        click.echo(f"  {line}")
+
+
+@cli.command()
+@click.option("--date", "day", default=None, metavar="YYYY-MM-DD", help="The day to reflect on (default: today).")
+@_scope_options
+@_json_option
+@_handle_errors
+def reflect(day: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Write memory/reflections/DAY.md: a summary of the day's log, open conflicts and stale files."""
+    with _open(vault, user, agent) as mem:
+        path = mem.vault.relpath(mem.reflect(day))
+    if as_json:
+        _emit({"path": path})
+    else:
+        click.echo(f"wrote {path}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--archive", is_flag=True, help="Search archived files too.")
+@_scope_options
+@_json_option
+@_handle_errors
+def lookup(query: str, archive: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Find knowledge the cheap way first: INDEX.md, then the named file, then search."""
+    with _open(vault, user, agent) as mem:
+        res = mem.lookup(query, archive=archive)
+    if as_json:
+        _emit(res.to_json())
+        return
+    click.echo(f"answered by: {res.level}")
+    for f in res.files:
+        click.echo(f"  {f}")
+    if res.text:
+        click.echo(res.text)
+    for h in res.hits:
+        click.echo(f"  [{h['kind']}] {h['path']}: {h['text'][:160]}")
+    if res.level == "search" and not res.hits:
+        click.echo("  nothing found" + ("" if archive else "; try --archive"))
+
+
+@cli.command()
+@click.option("--from", "from_agent", required=True, help="The sub-agent whose daily-log blocks to copy (same user).")
+@_scope_options
+@_json_option
+@_handle_errors
+def aggregate(from_agent: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Copy a sub-agent's new log blocks into this agent's daily logs (read-only on the source)."""
+    with _open(vault, user, agent) as mem:
+        n = mem.aggregate(from_agent)
+    if as_json:
+        _emit({"copied": n})
+    else:
+        click.echo(f"copied {n} new block(s) from {from_agent}")
+
+
 @cli.group()
 def index() -> None:
     """The derived SQLite index (safe to delete; rebuilt from the files)."""

@@ -99,7 +99,19 @@ def m004_deleted_log(db: sqlite3.Connection) -> None:
     _run(db, "CREATE TABLE deleted(rowid INTEGER PRIMARY KEY, gen INTEGER NOT NULL);\nCREATE INDEX deleted_gen ON deleted(gen)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log]
+def m005_doc_kinds(db: sqlite3.Connection) -> None:
+    """The raw index also holds daily logs, knowledge files and reflections (for lookup), and
+    archived copies of them (searchable on request)."""
+    _run(
+        db,
+        """
+        ALTER TABLE raw_chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'session';
+        ALTER TABLE raw_chunks ADD COLUMN archived INTEGER NOT NULL DEFAULT 0
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log, m005_doc_kinds]
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from memdream.index.db import Index
@@ -16,17 +17,43 @@ from memdream.store.writer import decode, read_file
 SNIPPET_CHARS = 300  # how much of a chunk a search result shows
 
 
-def transcript_files(index: Index, scope: Scope) -> list[str]:
-    """Relative paths of the scope's transcripts (memory/sessions/**/*.md)."""
-    root = index.vault.memory_dir(scope) / "sessions"
+KNOWLEDGE_DIRS = ("lessons", "decisions", "people", "projects", "preferences")
+_LOG_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+
+
+def doc_kind(rel_in_memory: str) -> tuple[str, bool] | None:
+    """(kind, archived) of a file under memory/, or None if it is not a searchable document."""
+    parts = rel_in_memory.split("/")
+    archived = parts[0] == ".archive"
+    if archived:
+        parts = parts[1:]
+        if parts and parts[0] == "entries":
+            return None  # archived entries are indexed as entries
+    if not parts or any(p.startswith(".") for p in parts) or not parts[-1].endswith(".md"):
+        return None
+    if parts[0] == "sessions":
+        return "session", archived
+    if len(parts) == 1 and _LOG_NAME.match(parts[0]):
+        return "log", archived
+    if parts[0] in KNOWLEDGE_DIRS and len(parts) == 2:
+        return "note", archived
+    if parts[0] == "reflections" and len(parts) == 2:
+        return "reflection", archived
+    return None
+
+
+def transcript_files(index: Index, scope: Scope) -> list[tuple[str, str, bool]]:
+    """(relative path, kind, archived) of the scope's searchable documents: transcripts,
+    daily logs, knowledge files and reflections, archived ones included."""
+    root = index.vault.memory_dir(scope)
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out.extend(
-            index.rel(Path(dirpath) / f)
-            for f in sorted(filenames)
-            if f.endswith(".md") and not f.startswith(".") and index.vault.is_inside(Path(dirpath) / f)
-        )
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") or d == ".archive")
+        for f in sorted(filenames):
+            p = Path(dirpath) / f
+            kind = doc_kind(str(p.relative_to(root)).replace(os.sep, "/"))
+            if kind and index.vault.is_inside(p):
+                out.append((index.rel(p), kind[0], kind[1]))
     return out
 
 
@@ -34,7 +61,9 @@ def sync_raw(index: Index, scope: Scope) -> int:
     db = index.db
     known = {r[0]: (r[1], r[2], r[3]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM raw_files WHERE scope = ?", (scope.key,))}
     changed = 0
-    present = transcript_files(index, scope)
+    docs = transcript_files(index, scope)
+    present = [rel for rel, _, _ in docs]
+    kinds = {rel: (kind, archived) for rel, kind, archived in docs}
     root = index.vault.root
     for rel in present:
         path = root / rel
@@ -52,10 +81,11 @@ def sync_raw(index: Index, scope: Scope) -> int:
             row = tx.execute("SELECT hash FROM raw_files WHERE path = ?", (rel,)).fetchone()
             if row is None or row[0] != state.sha:
                 _drop(tx, rel)
+                kind, archived = kinds[rel]
                 for c in pieces:
                     cur = tx.execute(
-                        "INSERT INTO raw_chunks(path, scope, seq, role, at, text) VALUES (?,?,?,?,?,?)",
-                        (rel, scope.key, c.seq, c.role, c.at, c.text),
+                        "INSERT INTO raw_chunks(path, scope, seq, role, at, text, kind, archived) VALUES (?,?,?,?,?,?,?,?)",
+                        (rel, scope.key, c.seq, c.role, c.at, c.text, kind, int(archived)),
                     )
                     tx.execute("INSERT INTO raw_fts(rowid, tok) VALUES (?, ?)", (cur.lastrowid, index_text(c.text)))
                 changed += 1
@@ -78,14 +108,25 @@ def _drop(tx, rel: str) -> None:  # type: ignore[no-untyped-def]
     tx.execute("DELETE FROM raw_chunks WHERE path = ?", (rel,))
 
 
-def search_raw(index: Index, scope: Scope, query: str, k: int, max_terms: int = 12) -> list[Snippet]:
+def search_raw(
+    index: Index,
+    scope: Scope,
+    query: str,
+    k: int,
+    max_terms: int = 12,
+    kinds: tuple[str, ...] = ("session",),
+    archived: bool = False,
+) -> list[Snippet]:
+    """Search the documents of `kinds` (session, log, note, reflection); archived copies too if asked."""
     expr = match_expression(query_tokens(query)[:max_terms])
     if expr is None or k <= 0:
         return []
+    marks = ",".join("?" * len(kinds))
     rows = index.db.execute(
         "SELECT c.path, c.role, c.at, c.text, -bm25(raw_fts) FROM raw_fts JOIN raw_chunks c ON c.rowid = raw_fts.rowid"
-        " WHERE raw_fts MATCH ? AND c.scope = ? ORDER BY bm25(raw_fts) LIMIT ?",
-        (expr, scope.key, k),
+        f" WHERE raw_fts MATCH ? AND c.scope = ? AND c.kind IN ({marks})" + ("" if archived else " AND c.archived = 0")
+        + " ORDER BY bm25(raw_fts) LIMIT ?",
+        (expr, scope.key, *kinds, k),
     ).fetchall()
     out = []
     for path, role, at, text, s in rows:

@@ -11,12 +11,15 @@ Every write goes through the single writer.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
 from memdream.clock import Clock
 from memdream.errors import NotFound, RefusedInput
+from memdream.knowledge.gc import UNREFLECTED, Plan, tag_cold, unreflected_line
+from memdream.knowledge.gc import plan as gc_plan
 from memdream.knowledge.notes import (
     CATEGORIES,
     CONFLICT_RE,
@@ -200,6 +203,89 @@ class Knowledge:
 
     def write_index(self) -> None:
         self.writer.write_text(self.index_path, lambda old: render_index(self.notes(), self.clock.now()))
+
+    # -- temperature and GC
+    def gc(self, dry_run: bool = False) -> Plan:
+        """Archive what the rules say (see knowledge/gc.py); with `dry_run`, only say what."""
+        pl = gc_plan(self.vault.memory_dir(self.scope), self.clock.now().date())
+        if dry_run:
+            return pl
+        today = self.clock.now().date()
+        for m in pl.moves:
+            self.writer.move(m.src, m.dst)
+        for p in pl.unreflected:
+            self.writer.write_text(p, lambda old: None if old is None or UNREFLECTED in old else old.rstrip("\n") + "\n" + unreflected_line(today))
+        for p in pl.cold:
+            self.writer.write_text(p, lambda old: None if old is None else tag_cold(old))
+        self.write_index()
+        return pl
+
+    # -- nightly reflection
+    def reflect(self, day: date | None = None) -> Path:
+        """Write memory/reflections/DAY.md. Without a model: a mechanical summary of the day
+        (log titles, open conflicts, stale files); the five questions need a configured model."""
+        day = day or self.clock.now().date()
+        log = self.log_path(day)
+        data, state = read_file(log)
+        titles = re.findall(r"^### (\d\d:\d\d) — (.+)$", decode(data, log), re.M) if state.exists else []
+        open_conflicts = self.conflicts()
+        stale = [n for n in self.notes() if n.stale]
+        lines = [
+            "---",
+            f"date: {day.isoformat()}",
+            "category: reflection",
+            "generated_by: memdream (mechanical summary; no model configured)",
+            "---",
+            "",
+            f"# Reflection {day.isoformat()}",
+            "",
+            f"## What happened ([[{day.isoformat()}]])",
+            "",
+        ]
+        lines += [f"- {t} {title}" for t, title in titles] or ["- (no log entries)"]
+        lines += ["", "## Open conflicts", ""]
+        lines += [f"- {c.id} in {c.path}: “{c.a[:60]}” vs “{c.b[:60]}”" for c in open_conflicts] or ["- none"]
+        lines += ["", f"## Stale knowledge (not verified for {STALE_DAYS}+ days)", ""]
+        lines += [f"- [[{n.slug}]] last verified {n.last_verified or 'never'}" for n in stale] or ["- none"]
+        text = "\n".join(lines) + "\n"
+        path = self.vault.memory_dir(self.scope) / "reflections" / f"{day.isoformat()}.md"
+        self.writer.write_text(path, lambda old: text)
+        return path
+
+    # -- multi-agent
+    def aggregate(self, source: Knowledge) -> int:
+        """Copy the source agent's new log blocks into this scope's logs (read-only on the
+        source, idempotent: each copied block carries a fingerprint of its origin)."""
+        folder = source.vault.memory_dir(source.scope)
+        copied = 0
+        for log in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}\.md", log.name) or not source.vault.is_inside(log):
+                continue
+            data, _ = read_file(log)
+            blocks = re.split(r"(?m)^(?=### \d\d:\d\d — )", decode(data, log))[1:]
+            if not blocks:
+                continue
+            dest = self.vault.memory_dir(self.scope) / log.name
+            agent = source.scope.agent
+
+            def add(old: str | None, blocks: list[str] = blocks, agent: str = agent, day: str = log.stem) -> str | None:
+                nonlocal copied
+                out = old if old is not None else f"# {day}\n"
+                new = []
+                for b in blocks:
+                    fp = hashlib.blake2b(f"{agent}\0{day}\0{b.strip()}".encode(), digest_size=6).hexdigest()
+                    marker = f"<!-- from {agent} {fp} -->"
+                    if marker in out:
+                        continue
+                    head, _, rest = b.partition("\n")
+                    new.append("\n" + head.replace(" — ", f" — [{agent}] ", 1) + f" {marker}\n" + rest.rstrip("\n") + "\n")
+                if not new:
+                    return None
+                copied += len(new)
+                return (out if out.endswith("\n") else out + "\n") + "".join(new)
+
+            self.writer.write_text(dest, add)
+        return copied
 
     # -- conflicts
     def conflicts(self) -> list[Conflict]:

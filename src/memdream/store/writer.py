@@ -240,6 +240,29 @@ class Writer:
                 "close the editor that keeps saving it, then try again",
             )
 
+    def move(self, src: Path, dst: Path) -> Path:
+        """Move a file inside the vault (archiving): the copy is written atomically first, then
+        the original removed, so a crash leaves it in one place or both, never nowhere. An
+        existing different file at `dst` is kept: the copy gets a numbered name instead."""
+        self.vault.ensure_inside(src)
+        self.vault.ensure_inside(dst.parent if dst.parent.exists() else self.vault.root)
+        with self.locked():
+            data, state = read_file(src)
+            if not state.exists:
+                raise VaultError(f"{src} no longer exists", "run the command again to see the current plan")
+            target, n = dst, 1
+            while target.exists() and read_file(target)[0] != data:
+                n += 1
+                target = dst.with_name(f"{dst.stem}.{n}{dst.suffix}")
+            if not target.exists():
+                try:
+                    atomic_write(target, data)
+                except OSError as exc:
+                    raise _os_error(exc, target) from exc
+            os.unlink(src)
+            _fsync_dir(src.parent)
+            return target
+
     def _adopt(self, doc: Document) -> int:
         """Give hand-written lines an id and src=manual; their text is left exactly as typed."""
         n = 0
