@@ -95,7 +95,8 @@ def test_hit_counts_are_batched(mem) -> None:
     mem.recall("组会", k=1)
     got = mem.get(e.id)
     assert got.hits == 50 and got.last_recalled == mem.clock.now()
-    assert not (mem.vault.memory_dir(mem.scope) / ".hits.jsonl").exists()
+    assert not list((mem.vault.state_dir / "hits").glob("*.jsonl"))  # folded and emptied
+    assert not any(p.name.startswith(".hits") for p in mem.vault.scope_dir(mem.scope).rglob("*"))  # no hidden state in the vault
 
 
 def test_resident_snapshot_is_frozen_for_the_session(mem, clock) -> None:

@@ -115,6 +115,23 @@ def run_demo(keep: str | None = None) -> None:
         click.echo(f'remember "以后都用中文回我"   ->  {first.action} {first.entry.id} ({first.entry.effective_type}, {first.entry.layer} layer)')
         click.echo(f'remember "以后都用中文回我。" ->  {again.action}: already known as {again.entry.id}, confidence refreshed to {again.entry.confidence}')
         _show_file(mem, mem.vault.resident_file(mem.scope))
+        _title("The knowledge vault: daily log, knowledge files that read before they write, INDEX.md")
+        clock.set(datetime(2026, 6, 28, 14, 30, tzinfo=CST))
+        path, heading = mem.log("完成了数据库迁移", "PostgreSQL 14 -> 16，耗时 45 分钟，无数据丢失。")
+        click.echo(f'log "完成了数据库迁移"  ->  {mem.vault.relpath(path)}: {heading}')
+        for text in ("部署前先备份数据库，再升级。", "部署前先备份数据库和配置文件，再升级。", "部署前不用备份数据库，直接升级。"):
+            out = mem.note("lessons", "deploy", text, priority="🔴")
+            click.echo(f'note add lessons deploy "{text}"  ->  {out.kind}')
+        c = mem.conflicts()[0]
+        click.echo(f"conflicts  ->  {c.id}: a “{c.a}”  vs  b “{c.b}”")
+        mem.resolve(c.id, "a")
+        click.echo(f"resolve {c.id} --keep a  ->  status active again; the rejected text stays, marked superseded")
+        _show_file(mem, mem.vault.memory_dir(mem.scope) / "lessons" / "deploy.md")
+        index = (mem.vault.memory_dir(mem.scope) / "INDEX.md").read_text(encoding="utf-8")
+        row = next(line for line in index.splitlines() if "[[deploy]]" in line)
+        click.echo(f"INDEX.md row: {row}")
+        click.echo(f"lookup deploy  ->  answered by {mem.lookup('deploy').level}")
+
         click.echo()
         click.echo("Edit these files by hand any time: the next memdream command sees the change.")
     finally:

@@ -1,11 +1,13 @@
 """Recall counts, batched (DESIGN section 6: "each successful recall bumps hc and la, batched").
 
-A recall appends one small line per hit to the scope's hidden journal
-``memory/.hits.jsonl`` (never read as memory: it starts with a dot). When the journal holds
+A recall appends one small line per hit to the scope's journal under the vault's private
+folder, ``.memdream/hits/<agent>__<user>.jsonl`` (so the vault itself holds no hidden state,
+as Obsidian users expect). When the journal holds
 `Memory.hit_flush_after` hits (FLUSH_AFTER by default), the next recall folds them into the memory files through the writer, one
 rewrite per file, and empties the journal. The journal is plain text in the vault, so no
 count lives only in the index; a crash in the middle of a flush can at worst count a batch
-twice, never lose a memory.
+twice, never lose a memory. Deleting .memdream loses at most the counts not yet folded in,
+never a memory.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from memdream.store.format import parse_time
 # holds a hit entry). Large on purpose: at 100k entries the hits of 1,000 recalls sit in
 # hundreds of files; the light dream folds them off the query path.
 FLUSH_AFTER = 5000
-JOURNAL = ".hits.jsonl"
 MIN_LINE = len('{"id": "", "at": "2026-01-01T00:00:00"}\n')  # the shortest line record() writes
 
 
@@ -35,8 +36,8 @@ class Bump:
 
 
 class HitJournal:
-    def __init__(self, memory_dir: Path) -> None:
-        self.path = memory_dir / JOURNAL
+    def __init__(self, path: Path) -> None:
+        self.path = path
 
     def record(self, ids: Iterable[str], when: datetime, threshold: int = FLUSH_AFTER) -> bool:
         """Append one line per id; True when `threshold` hits or more are pending."""
@@ -63,7 +64,7 @@ class HitJournal:
 
     def flush(self, apply: Callable[[list[Bump]], None]) -> int:
         """Fold the journal into the files with `apply` (called under the writer's lock by the caller)."""
-        work = self.path.with_name(JOURNAL + ".flushing")
+        work = self.path.with_name(self.path.name + ".flushing")
         if not work.exists():
             try:
                 os.replace(self.path, work)
