@@ -42,6 +42,12 @@ CONFIG_TEMPLATE = """\
 [recall]
 # fusion = "capped"               # with an embedder: "capped" (measured best) or "blend" (0.7 x cosine + 0.3 x BM25)
 
+[llm]
+# base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, hosted)
+# model = "qwen2.5:7b-instruct"            # no model configured: every LLM phase is skipped (MEMDREAM_LLM_*)
+# api_key_env = "MEMDREAM_LLM_API_KEY"     # the variable holding the key; the key itself never goes in this file
+# timeout = 60
+
 [embedder]
 # name = "none"                   # none (keyword only) | use | e5 | static | minilm | openai  (MEMDREAM_EMBEDDER)
 # base_url = "http://127.0.0.1:11434/v1"   # for "openai": any OpenAI-compatible /v1/embeddings endpoint
@@ -50,7 +56,8 @@ CONFIG_TEMPLATE = """\
 """
 
 _KNOWN: dict[str, set[str]] = {
-    "": {"timezone", "scope", "write", "embedder", "recall"},
+    "": {"timezone", "scope", "write", "embedder", "recall", "llm"},
+    "llm": {"base_url", "model", "api_key_env", "timeout"},
     "recall": {"fusion"},
     "scope": {"user", "agent"},
     "write": {"max_chars"},
@@ -67,6 +74,10 @@ class Config:
     max_text_chars: int = MAX_TEXT_CHARS
     embedder: str = "none"
     fusion: str = "capped"
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = field(default="", repr=False)
+    llm_timeout: float = 60.0
     embedder_options: Mapping[str, Any] = field(default_factory=dict, compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -134,6 +145,12 @@ def load_config(
     if tz is not None and not isinstance(tz, str):
         raise ConfigError("timezone must be a string such as 'Asia/Shanghai'", f"edit {root / CONFIG_FILE}")
     emb = data.get("embedder", {})
+    llm = data.get("llm", {})
+    key_env = str(llm.get("api_key_env") or ENV_LLM_API_KEY)
+    try:
+        llm_timeout = float(llm.get("timeout", 60.0))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("[llm] timeout must be a number of seconds", f"edit {root / CONFIG_FILE}") from exc
     fusion = data.get("recall", {}).get("fusion", "capped")
     if fusion not in ("capped", "blend"):
         raise ConfigError(f"[recall] fusion must be 'capped' or 'blend', not {fusion!r}", f"edit {root / CONFIG_FILE}")
@@ -146,6 +163,10 @@ def load_config(
         embedder=str(_first(env.get(ENV_EMBEDDER), emb.get("name"), "none")).strip().lower() or "none",
         embedder_options=emb,
         fusion=fusion,
+        llm_base_url=str(env.get(ENV_LLM_BASE_URL) or llm.get("base_url") or ""),
+        llm_model=str(env.get(ENV_LLM_MODEL) or llm.get("model") or ""),
+        llm_api_key=str(env.get(ENV_LLM_API_KEY) or env.get(key_env) or ""),
+        llm_timeout=llm_timeout,
         raw=data,
     )
     cfg.tzinfo()  # fail early on a bad zone name

@@ -60,6 +60,7 @@ from memdream.index.vectors import VectorStore
 from memdream.knowledge.base import Conflict, Knowledge, NoteOutcome
 from memdream.knowledge.gc import Plan
 from memdream.knowledge.lookup import LookupResult, lookup
+from memdream.llm.client import LLM
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
@@ -131,7 +132,7 @@ def _check_text(text: str, max_chars: int) -> str:
 class Memory:
     """Memories of one (user, agent) scope in one vault."""
 
-    def __init__(self, config: Config, clock: Clock | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(self, config: Config, clock: Clock | None = None, embedder: Embedder | None = None, llm: LLM | None = None) -> None:
         self.config = config
         self.vault = Vault(config.vault)
         self.scope = Scope(user=config.user, agent=config.agent)
@@ -141,6 +142,9 @@ class Memory:
         self._snapshot: Snapshot | None = None
         self._active: ActiveRecall | None = None
         self._embedder = embedder
+        self._llm = llm
+        self._llm_loaded = llm is not None
+        self._knowledge: Knowledge | None = None
         self._vectors: VectorStore | None = None
         self.last_warning = ""  # set when recall degraded (e.g. the embedder failed)
         self.hit_flush_after = FLUSH_AFTER  # recall counts gathered before they are written into the files
@@ -443,6 +447,16 @@ class Memory:
         return hits
 
     @property
+    def llm(self) -> LLM | None:
+        """The configured model, or None: every LLM phase is then skipped with a status line."""
+        if not self._llm_loaded:
+            from memdream.llm.client import load_llm
+
+            self._llm = load_llm(self.config)
+            self._llm_loaded = True
+        return self._llm
+
+    @property
     def embedder(self) -> Embedder:
         """The configured embedder (NoEmbedder for keyword-only); built on first use."""
         if self._embedder is None:
@@ -592,7 +606,9 @@ class Memory:
     # -- the knowledge vault (DESIGN section 8)
     @property
     def knowledge(self) -> Knowledge:
-        return Knowledge(self.vault, self.scope, self.writer, self.clock)
+        if self._knowledge is None:
+            self._knowledge = Knowledge(self.vault, self.scope, self.writer, self.clock, self.llm)
+        return self._knowledge
 
     def _no_secret(self, text: str) -> None:
         kind = find_secret(text)
@@ -639,7 +655,7 @@ class Memory:
 
     def aggregate(self, from_agent: str) -> int:
         """Copy a sub-agent's new daily-log blocks (same user) into this scope's logs; idempotent."""
-        source = Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock)
+        source = Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock, None)
         if source.scope == self.scope:
             raise RefusedInput("an agent cannot aggregate its own logs", "name another agent with --from")
         return self.knowledge.aggregate(source)
@@ -673,11 +689,12 @@ def open_memory(
     config: Config | None = None,
     clock: Clock | None = None,
     embedder: Embedder | None = None,
+    llm: LLM | None = None,
     create: bool = True,
 ) -> Memory:
     """Open the memory of one (user, agent) scope; creates the vault if `create` (the default)."""
     cfg = config or load_config(vault, user, agent)
-    mem = Memory(cfg, clock, embedder)
+    mem = Memory(cfg, clock, embedder, llm)
     if create:
         mem.vault.init()
     else:

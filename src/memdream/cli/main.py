@@ -442,10 +442,11 @@ def reflect(day: str | None, vault: str | None, user: str | None, agent: str | N
     """Write memory/reflections/DAY.md: a summary of the day's log, open conflicts and stale files."""
     with _open(vault, user, agent) as mem:
         path = mem.vault.relpath(mem.reflect(day))
+        status = mem.knowledge.last_status
     if as_json:
-        _emit({"path": path})
+        _emit({"path": path, "status": status})
     else:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path} ({status})")
 
 
 @cli.command()
