@@ -80,3 +80,11 @@ def test_recall_and_search_accept_any_query(mem, query: str) -> None:
     for h in mem.recall(query, k=3):
         assert h.score >= 0
     mem.search_raw(query)
+
+
+def test_chatgpt_importer_with_non_string_node_ids(tmp_path: Path) -> None:
+    """Found by the property test above: a list as current_node or parent crashed the walk."""
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps([{"mapping": {"a": {"parent": ["x"], "message": {"author": {"role": "user"}, "content": {"parts": ["hi"]}}}}, "current_node": ["a"]}]), encoding="utf-8")
+    items = list(read("chatgpt", f))
+    assert len(items) == 1 and isinstance(items[0], Transcript) and items[0].messages[0].content == "hi"

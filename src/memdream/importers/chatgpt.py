@@ -42,11 +42,11 @@ def read_chatgpt(path: Path):  # type: ignore[no-untyped-def]
             continue
         mapping = conv["mapping"]
         node_id = conv.get("current_node")
-        if node_id not in mapping:  # no pointer: take the last node that has a message
+        if not isinstance(node_id, str) or node_id not in mapping:  # no pointer: take the last node that has a message
             node_id = next((k for k in reversed(list(mapping)) if isinstance(mapping[k], dict) and mapping[k].get("message")), None)
         chain: list[dict] = []
         seen: set[str] = set()
-        while node_id and node_id in mapping and node_id not in seen:
+        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
             seen.add(node_id)
             node = mapping[node_id] if isinstance(mapping[node_id], dict) else {}
             if isinstance(node.get("message"), dict):
