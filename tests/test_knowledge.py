@@ -176,3 +176,29 @@ def test_cli_knowledge_commands(tmp_path: Path) -> None:
     assert r.invoke(cli, ["note", "add", "lessons", "../../etc", "x", "--vault", v]).exit_code == 0  # slug stays inside
     assert not (Path(v).parent / "etc.md").exists()
     assert (Path(v) / "scopes/main/me/memory/lessons/etc.md").exists()
+
+
+@pytest.mark.parametrize(
+    "old,new",
+    [("我每天早上喝咖啡", "我每天早上不喝咖啡了"), ("I drink coffee every morning", "I don't drink coffee every morning anymore")],
+)
+@pytest.mark.parametrize("keep", ["a", "b", "both", "edit"])
+def test_contradictory_memories_open_a_conflict(mem, clock, old: str, new: str, keep: str) -> None:
+    a = mem.write(old, type="fact").entry
+    clock.advance(days=2)
+    out = mem.write(new, type="fact")
+    assert out.action == "added" and out.contradicts is not None and out.contradicts.id == a.id
+    assert out.entry.conflicts_with == a.id
+    found = [c for c in mem.conflicts() if c.kind == "entry"]
+    assert len(found) == 1 and found[0].a == old and found[0].b == new
+    mem.resolve(found[0].id, keep, text="每周只喝一次咖啡" if keep == "edit" else None)
+    assert [c for c in mem.conflicts() if c.kind == "entry"] == []
+    current = sorted(e.text for e in mem.list())
+    expected = {"a": [old], "b": [new], "both": sorted([old, new]), "edit": ["每周只喝一次咖啡"]}[keep]
+    assert current == expected
+    assert len(mem.list(include_ended=True)) >= 2  # nothing erased
+
+
+def test_unrelated_memories_do_not_conflict(mem) -> None:
+    mem.write("我每天早上喝咖啡", type="fact")
+    assert mem.write("我不喜欢下雨天", type="fact").contradicts is None

@@ -31,6 +31,7 @@ from memdream.model.entry import (
     layer_for_type,
 )
 from memdream.model.secrets import find_secret
+from memdream.model.crud import decide
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
@@ -71,6 +72,7 @@ DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on e
 DEDUP_QUERY_TERMS = 3
 MAX_SUBJECT_CHARS = 100
 CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
+CONTRADICTION_CANDIDATES, CONTRADICTION_QUERY_TERMS = 5, 3  # a small keyword query per write
 EMBED_AT_RECALL = 256  # a recall embeds at most this many new entries first; `memdream index embed` does the rest
 
 Action = Literal["added", "duplicate", "superseded"]
@@ -98,6 +100,7 @@ class WriteOutcome:
     entry: Entry
     superseded: tuple[Entry, ...] = ()
     similarity: float = 0.0
+    contradicts: Entry | None = None  # a valid memory saying the opposite: both kept, a conflict opened
 
     def to_json(self) -> dict:
         return {
@@ -105,6 +108,7 @@ class WriteOutcome:
             "entry": self.entry.to_json(),
             "superseded": [e.to_json() for e in self.superseded],
             "similarity": round(self.similarity, 3),
+            "contradicts": self.contradicts.to_json() if self.contradicts else None,
         }
 
 
@@ -265,6 +269,7 @@ class Memory:
                 refreshed = (upd.result or old).evolve(layer=row.layer)
                 return WriteOutcome("duplicate", refreshed, (), sim)
             olds = [r for r in self.index.by_subject(self.scope, subj)] if subj else []
+            against = None if olds else self._contradiction_of(text)
             new = Entry(
                 text=text,
                 id=self._new_id(set()),
@@ -277,6 +282,7 @@ class Memory:
                 created_at=now,
                 salience=salience(text),
                 supersedes=olds[-1].entry().id if olds else "",
+                conflicts_with=against.id if against else "",
             )
             layer = layer_for_type(type_)
             path, header = self._file_for_new(layer, now)
@@ -287,7 +293,15 @@ class Memory:
                 upd = self._update(self._path(row), self._set(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
                 if upd.result is not None:
                     ended.append(upd.result.evolve(layer=row.layer))
-            return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended))
+            return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
+
+    def _contradiction_of(self, text: str) -> Entry | None:
+        """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any."""
+        for row, _ in self.index.search(self.scope, text, CONTRADICTION_CANDIDATES, max_terms=CONTRADICTION_QUERY_TERMS):
+            e = row.entry()
+            if e.is_current and decide([e.text], text).kind == "CONFLICT":
+                return e.evolve(layer=row.layer)
+        return None
 
     def _duplicate_of(self, text: str, subject: str) -> tuple[Row, float] | None:
         """The most similar currently valid entry that says the same thing, if any."""
@@ -636,12 +650,55 @@ class Memory:
         return self.knowledge.note_add(category, topic, text, priority, tags)
 
     def conflicts(self) -> list[Conflict]:
-        return self.knowledge.conflicts()
+        """Every open conflict: contradictory knowledge paragraphs and contradictory memories."""
+        return self.knowledge.conflicts() + self._entry_conflicts()
+
+    def _entry_conflicts(self) -> list[Conflict]:
+        self.sync()
+        out = []
+        rows = self.index._rows(self.index._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;cf=%'", (self.scope.key,))
+        for row in rows:
+            b = row.entry()
+            others = [r for r in self.index.by_id(self.scope, b.conflicts_with) if r.vt is None]
+            if not b.conflicts_with or not others:
+                continue
+            a = others[0].entry()
+            day = (b.valid_from or b.created_at).date().isoformat() if (b.valid_from or b.created_at) else ""
+            out.append(Conflict(f"e-{b.id}", row.path, day, a.text, b.text, "entry", f"{others[0].path}#{a.id}"))
+        return out
 
     def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
+        """Close a conflict: the side not kept is superseded (memories) or marked superseded (knowledge)."""
         if text:
             self._no_secret(text)
-        return self.knowledge.resolve(conflict_id, keep, text)
+        if not conflict_id.startswith("e-"):
+            return self.knowledge.resolve(conflict_id, keep, text)
+        if keep not in ("a", "b", "both", "edit") or (keep == "edit" and not (text or "").strip()):
+            raise RefusedInput("--keep must be a, b, both, or edit with --text", 'memdream resolve ID --keep edit --text "..."')
+        match = next((c for c in self._entry_conflicts() if c.id == conflict_id), None)
+        if match is None:
+            raise NotFound(f"no open conflict {conflict_id!r}", "list them with 'memdream conflicts'")
+        b_id = conflict_id[2:]
+        a_id = match.a_source.rsplit("#", 1)[1]
+        with self.writer.locked():
+            now = self.clock.now()
+            b_row = self._find(b_id, current_only=True)
+            a_row = self._find(a_id, current_only=True)
+            clear = self._set(b_id, lambda e: e.evolve(conflicts_with=""))
+            if keep == "a":
+                self._update(self._path(b_row), self._set(b_id, lambda e: e.evolve(conflicts_with="", valid_to=now, end=END_SUPERSEDED)))
+            elif keep == "b":
+                self._update(self._path(b_row), self._set(b_id, lambda e: e.evolve(conflicts_with="", supersedes=e.supersedes or a_id)))
+                self._update(self._path(a_row), self._set(a_id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
+            elif keep == "both":
+                self._update(self._path(b_row), clear)
+            else:
+                self._update(self._path(b_row), clear)
+                out = self.write(text or "", source="user")
+                for rid, row in ((a_id, a_row), (b_id, b_row)):
+                    if rid != out.entry.id:
+                        self._update(self._path(row), self._set(rid, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
+        return match
 
     def gc(self, dry_run: bool = False) -> Plan:
         """Archive cold knowledge-vault files by the OpenClaw rules; `dry_run` changes nothing."""

@@ -100,9 +100,11 @@ class Conflict:
     day: str
     a: str  # the older text
     b: str  # the newer text that contradicts it
+    kind: str = "knowledge"  # or "entry": two memories (b carries cf=<a's id>)
+    a_source: str = ""  # where a is (entries: its file and id)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "path": self.path, "date": self.day, "a": self.a, "b": self.b, "kind": "knowledge"}
+        return {"id": self.id, "path": self.path, "date": self.day, "a": self.a, "b": self.b, "kind": self.kind, "a_source": self.a_source or self.path}
 
 
 class Knowledge:

@@ -74,6 +74,8 @@ class Entry:
     last_recalled: datetime | None = None
     salience: float = 0.0
     end: str = ""
+    # The id of a valid entry this one contradicts (opposite polarity on the same topic), until resolved.
+    conflicts_with: str = ""
     # Unknown key=value pairs found on the line, kept in order and written back unchanged.
     extra: tuple[tuple[str, str], ...] = ()
     # The list marker the line used ("-", "*" or "+"); kept so a hand-written line stays as typed.
@@ -125,4 +127,5 @@ class Entry:
             "last_recalled": iso(self.last_recalled),
             "salience": self.salience,
             "end": self.end or None,
+            "conflicts_with": self.conflicts_with or None,
         }

@@ -35,7 +35,7 @@ _TEXT_SPECIALS = set("%" + _LINE_BREAKS)
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})|%u([0-9A-Fa-f]{4})")
 
 # Canonical order of known keys on a rendered line.
-_KEYS = ("id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end")
+_KEYS = ("id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end", "cf")
 
 
 def _escape(s: str, specials: set[str]) -> str:
@@ -144,6 +144,8 @@ def parse_line_checked(line: str, layer: str = "") -> ParsedLine:
                 fields["salience"] = _finite(float(value))
             elif key == "end":
                 fields["end"] = value
+            elif key == "cf":
+                fields["conflicts_with"] = value
             elif key == "e":
                 encoded = value == "1"
             else:
@@ -187,6 +189,7 @@ def _meta_pairs(e: Entry) -> list[tuple[str, str]]:
     put("la", format_time(e.last_recalled) if e.last_recalled else None)
     put("sal", repr(e.salience) if e.salience else None)
     put("end", e.end)
+    put("cf", e.conflicts_with)
     return pairs
 
 
