@@ -31,7 +31,7 @@ from memdream.model.entry import (
     layer_for_type,
 )
 from memdream.model.secrets import find_secret
-from memdream.model.crud import decide
+from memdream.model.crud import decide, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
@@ -72,7 +72,7 @@ DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on e
 DEDUP_QUERY_TERMS = 3
 MAX_SUBJECT_CHARS = 100
 CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
-CONTRADICTION_CANDIDATES, CONTRADICTION_QUERY_TERMS = 5, 3  # a small keyword query per write
+CONTRADICTION_CANDIDATES, CONTRADICTION_QUERY_TERMS = 5, 2  # a small AND query per write
 EMBED_AT_RECALL = 256  # a recall embeds at most this many new entries first; `memdream index embed` does the rest
 
 Action = Literal["added", "duplicate", "superseded"]
@@ -296,8 +296,20 @@ class Memory:
             return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
 
     def _contradiction_of(self, text: str) -> Entry | None:
-        """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any."""
-        for row, _ in self.index.search(self.scope, text, CONTRADICTION_CANDIDATES, max_terms=CONTRADICTION_QUERY_TERMS):
+        """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any.
+
+        Such a memory holds the new text's words once negations are set aside, so the rarest
+        of those words find it: an AND query over them, cheap at any scope size.
+        """
+        anchors = anchor_terms(without_negation(text))
+        df = self.index.document_frequency(anchors)
+        if not anchors or not all(df.get(t) for t in anchors[:CONTRADICTION_QUERY_TERMS]):
+            present = [t for t in anchors if df.get(t)]
+            if len(present) < 2:
+                return None
+            anchors = present
+        rarest = sorted((t for t in anchors if df.get(t)), key=lambda t: df[t])[:CONTRADICTION_QUERY_TERMS]
+        for row, _ in self.index.match(self.scope, rarest, CONTRADICTION_CANDIDATES, op="AND"):
             e = row.entry()
             if e.is_current and decide([e.text], text).kind == "CONFLICT":
                 return e.evolve(layer=row.layer)

@@ -48,7 +48,8 @@ class Decision:
     why: str
 
 
-def _without_negation(text: str) -> str:
+def without_negation(text: str) -> str:
+    """The text with its negation cues removed (to compare what two texts are about)."""
     t = _NEG_EN.sub(" ", text)
     for c in sorted(_NEG_ZH, key=len, reverse=True):
         t = t.replace(c, "")
@@ -60,7 +61,7 @@ def decide(paragraphs: list[str], new: str) -> Decision:
     best, best_sim = -1, 0.0
     for i, p in enumerate(paragraphs):
         # Compare with negations removed, so "用方案A" and "不用方案A" look alike (and then conflict).
-        s = max(similarity(new, p), similarity(_without_negation(new), _without_negation(p)))
+        s = max(similarity(new, p), similarity(without_negation(new), without_negation(p)))
         if s > best_sim:
             best, best_sim = i, s
     if best < 0 or best_sim < RELATED:
