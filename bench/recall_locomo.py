@@ -602,14 +602,9 @@ def render(results: list[Result], exps: list[Result], stats: dict, cmd: str, not
 
 
 def write_report(path: Path, section: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\nEvery figure here was measured by a script under `bench/`, with the command beside it.\n\n"
-    if REPORT_START in text:
-        head, rest = text.split(REPORT_START, 1)
-        tail = rest.split(REPORT_END, 1)[1] if REPORT_END in rest else ""
-        text = head + section.rstrip("\n") + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text, encoding="utf-8")
+    from remember_latency import write_report as write_section
+
+    write_section(path, section, REPORT_START, REPORT_END)
 
 
 # ---- diagnosis ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from memdream.knowledge.notes import parse_note, render_note
+from memdream.knowledge.notes import as_date, parse_note, render_note
 
 LOG_MAX_DAYS = 30  # daily logs older than this may be archived ...
 REF_WINDOW_DAYS = 7  # ... unless referenced by a file dated within this window
@@ -57,11 +57,9 @@ def file_date(path: Path, text: str) -> date | None:
     if text.startswith("---"):
         note = parse_note(text)
         for key in ("last_verified", "date", "done"):
-            v = note.meta.get(key)
-            try:
-                return v if isinstance(v, date) else date.fromisoformat(str(v)[:10]) if v else None
-            except ValueError:
-                continue
+            d = as_date(note.meta.get(key))
+            if d is not None:
+                return d
     return None
 
 
@@ -145,21 +143,12 @@ def plan(memory_dir: Path, today: date) -> Plan:
         note = parse_note(p.read_text(encoding="utf-8", errors="replace"))
         if note.priority == "🔴":
             continue
-        created = file_date(p, "") or _meta_date(note.meta.get("date")) or today
+        created = file_date(p, "") or as_date(note.meta.get("date")) or today
         t = temperature((today - created).days, count_refs(p.stem, references(memory_dir, today, p)), note.priority)
         tags = [str(x) for x in (note.meta.get("tags") or [])]
         if band(t) == "cold" and "COLD" not in tags:
             pl.cold.append(p)
     return pl
-
-
-def _meta_date(v: object) -> date | None:
-    if isinstance(v, date):
-        return v
-    try:
-        return date.fromisoformat(str(v)[:10]) if v else None
-    except ValueError:
-        return None
 
 
 def tag_cold(text: str) -> str:

@@ -69,14 +69,15 @@ class Note:
 
     @property
     def last_verified(self) -> date | None:
-        return _as_date(self.meta.get("last_verified")) or _as_date(self.meta.get("date"))
+        return as_date(self.meta.get("last_verified")) or as_date(self.meta.get("date"))
 
     @property
     def title(self) -> str:
         return str(self.meta.get("title", ""))
 
 
-def _as_date(v: Any) -> date | None:
+def as_date(v: Any) -> date | None:
+    """A frontmatter value as a date (YAML gives dates; hand edits may give strings), or None."""
     if isinstance(v, date):
         return v
     try:
