@@ -76,7 +76,6 @@ from memdream.clock import FrozenClock  # noqa: E402
 from memdream.config import load_config  # noqa: E402
 from memdream.errors import RefusedInput, SecretRefused  # noqa: E402
 from memdream.memory import Memory  # noqa: E402
-from memdream.recall.hits import HitJournal  # noqa: E402
 
 REPORT_START = "<!-- bench:locomo:start -->"
 REPORT_END = "<!-- bench:locomo:end -->"
@@ -203,7 +202,7 @@ def ingest(conv: locomo.Conversation, with_date: bool, root: Path, **open_kwargs
 def memdream_ranker(
     ing: Ingested, recall_kwargs: dict, count_hits: bool, rewrite: Callable[[str], str] | None = None
 ) -> Callable[[str], list[list[str]]]:
-    journal = HitJournal(ing.mem.vault.memory_dir(ing.mem.scope)).path
+    journal = ing.mem.hit_journal.path
 
     def rank(question: str) -> list[list[str]]:
         hits = ing.mem.recall(rewrite(question) if rewrite else question, k=K, **recall_kwargs)

@@ -544,14 +544,19 @@ class Memory:
         except ValueError as exc:
             raise RefusedInput(f"cannot read the date {text!r}", "use YYYY-MM-DD or an ISO 8601 time such as 2026-06-20T18:00") from exc
 
+    @property
+    def hit_journal(self) -> HitJournal:
+        """Where this scope's recall counts wait to be folded into the files."""
+        return HitJournal(self.vault.state_dir / "hits" / f"{self.scope.agent}__{self.scope.user}.jsonl")
+
     def _count_hits(self, ids: list[str]) -> None:
-        journal = HitJournal(self.vault.state_dir / "hits" / f"{self.scope.agent}__{self.scope.user}.jsonl")
+        journal = self.hit_journal
         if journal.record(ids, self.clock.now(), self.hit_flush_after):
             self.flush_hits()
 
     def flush_hits(self) -> int:
         """Fold batched recall counts into the files (hc += n, la = last); returns hits folded."""
-        journal = HitJournal(self.vault.state_dir / "hits" / f"{self.scope.agent}__{self.scope.user}.jsonl")
+        journal = self.hit_journal
         with self.writer.locked():
             self.sync()
 
