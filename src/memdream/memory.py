@@ -17,7 +17,7 @@ from typing import Literal
 from memdream.clock import Clock, SystemClock
 from memdream.config import Config, load_config
 from memdream.errors import NotFound, RefusedInput, SecretRefused, VaultError
-from memdream.index.db import Index, Row
+from memdream.index.db import NEG_TOKEN, Index, Row
 from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.entry import (
     ARCHIVE,
@@ -31,7 +31,7 @@ from memdream.model.entry import (
     layer_for_type,
 )
 from memdream.model.secrets import find_secret
-from memdream.model.crud import decide, without_negation
+from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
@@ -299,17 +299,23 @@ class Memory:
         """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any.
 
         Such a memory holds the new text's words once negations are set aside, so the rarest
-        of those words find it: an AND query over them, cheap at any scope size.
+        of them find it; for a positive text only negative entries qualify, and those carry an
+        extra index token, so the AND query walks a short list at any scope size.
         """
-        anchors = anchor_terms(without_negation(text))
-        df = self.index.document_frequency(anchors)
-        if not anchors or not all(df.get(t) for t in anchors[:CONTRADICTION_QUERY_TERMS]):
-            present = [t for t in anchors if df.get(t)]
+        anchors = [t for t in anchor_terms(without_negation(text))]
+        df = self.index.document_frequency(anchors + [NEG_TOKEN])
+        present = sorted((t for t in anchors if df.get(t)), key=lambda t: df[t])
+        if not present:
+            return None
+        if negated(text):
             if len(present) < 2:
                 return None
-            anchors = present
-        rarest = sorted((t for t in anchors if df.get(t)), key=lambda t: df[t])[:CONTRADICTION_QUERY_TERMS]
-        for row, _ in self.index.match(self.scope, rarest, CONTRADICTION_CANDIDATES, op="AND"):
+            terms = present[:CONTRADICTION_QUERY_TERMS]
+        else:
+            if not df.get(NEG_TOKEN):
+                return None  # no negative memory at all: nothing can contradict a positive one
+            terms = [NEG_TOKEN, *present[: CONTRADICTION_QUERY_TERMS - 1]]
+        for row, _ in self.index.match(self.scope, terms, CONTRADICTION_CANDIDATES, op="AND"):
             e = row.entry()
             if e.is_current and decide([e.text], text).kind == "CONFLICT":
                 return e.evolve(layer=row.layer)

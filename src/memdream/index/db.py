@@ -21,6 +21,7 @@ from pathlib import Path
 
 from memdream.errors import VaultError
 from memdream.index.fts import index_text, match_expression
+from memdream.model.crud import negated
 from memdream.model.scoring import bm25
 from memdream.model.tokens import query_tokens
 from memdream.index.migrations import migrate
@@ -31,7 +32,10 @@ from memdream.store.writer import FileState, Update, decode, read_file
 
 BUSY_TIMEOUT_MS = 60_000
 MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)
-POSTINGS_MIN_ENTRIES = 20_000  # below this, FTS5 alone answers within a few milliseconds
+POSTINGS_MIN_ENTRIES = 2_000  # below this, FTS5 alone answers within a few milliseconds
+# An extra index token on entries that carry a negation cue: a contradiction check for a
+# positive text then intersects with the (short) list of negative entries only.
+NEG_TOKEN = "memdreamnegation"
 DELETED_LOG_MAX = 20_000  # rowids remembered as deleted for caches to catch up; older caches reload
 
 
@@ -269,6 +273,8 @@ class Index:
         total = 0
         for n, (lh, raw, e) in enumerate(items):
             tok = index_text(e.text + " " + e.subject)
+            if negated(e.text):
+                tok += " " + NEG_TOKEN
             words = tok.split()
             df.update(set(words))
             total += len(words)
