@@ -161,8 +161,8 @@ class Index:
         changed = 0
         # Folders are checked once per call (no symlink out of the vault); files by lstat below.
         safe = all(
-            not os.path.lexists(d) or self.vault.is_inside(d)
-            for d in (self.vault.scope_dir(scope), self.vault.memory_dir(scope), self.vault.recall_dir(scope), self.vault.archive_dir(scope))
+            self.vault.no_links_below_root(d)
+            for d in (self.vault.recall_dir(scope), self.vault.archive_dir(scope))
         )
         listed = self.vault.list_entry_files(scope) if safe else []
         for rel, layer in listed:

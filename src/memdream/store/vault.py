@@ -207,6 +207,19 @@ class Vault:
         real = os.path.realpath(path)
         return real == root or real.startswith(root + os.sep)
 
+    def no_links_below_root(self, path: Path | str) -> bool:
+        """True if no component of `path` under the vault root is a symlink (lstat only: cheap)."""
+        root = str(self.root)
+        p = str(path)
+        if not p.startswith(root + os.sep):
+            return False
+        cur = root
+        for part in p[len(root) + 1 :].split(os.sep):
+            cur = cur + os.sep + part
+            if os.path.islink(cur):
+                return False
+        return True
+
     def ensure_inside(self, path: Path | str) -> None:
         """Refuse to read or write through a symlink, or anything that resolves outside the vault."""
         if not self.is_inside(path):
