@@ -24,27 +24,39 @@ from memdream.model.entry import Entry
 
 if TYPE_CHECKING:
     from memdream.memory import Memory, WriteOutcome, open_memory
+    from memdream.recall.search import Hit
+    from memdream.recall.snapshot import ContextBlock, Snippet
 
 __all__ = [
     "ConfigError",
+    "ContextBlock",
     "Entry",
+    "Hit",
     "InvalidName",
     "Memory",
     "MemdreamError",
     "NotFound",
     "RefusedInput",
     "SecretRefused",
+    "Snippet",
     "VaultError",
     "WriteOutcome",
     "open_memory",
 ]
 
-_LAZY = {"Memory", "WriteOutcome", "open_memory"}
+_LAZY = {
+    "Memory": "memdream.memory",
+    "WriteOutcome": "memdream.memory",
+    "open_memory": "memdream.memory",
+    "Hit": "memdream.recall.search",
+    "ContextBlock": "memdream.recall.snapshot",
+    "Snippet": "memdream.recall.snapshot",
+}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from memdream import memory
+        import importlib
 
-        return getattr(memory, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'memdream' has no attribute {name!r}")
