@@ -73,3 +73,26 @@ def test_writer_reapplies_when_file_changes_under_it(mem) -> None:
     text = path.read_text(encoding="utf-8")
     assert len(calls) == 2
     assert "编辑器刚保存的一行" in text and "写入第2次" in text and "写入第1次" not in text
+
+
+def test_a_save_in_the_last_instant_is_not_overwritten(tmp_path) -> None:
+    """The swap is an atomic exchange: if what it replaced is not the version the writer read
+    (an editor saved after the writer's last check), it is put back and the writer retries."""
+    from memdream.store import writer as w
+
+    p = tmp_path / "a.md"
+    p.write_text("one\n", encoding="utf-8")
+    _, read_state = w.read_file(p)
+    p.write_text("saved by an editor meanwhile\n", encoding="utf-8")
+    try:
+        w.atomic_write(p, b"the writer's version\n", expected=read_state)
+    except w.Raced:
+        pass
+    else:
+        import pytest
+
+        if w._renameat2 is not False:
+            pytest.fail("the race went unnoticed")
+        pytest.skip("no renameat2 on this system: a plain rename is used")
+    assert p.read_text(encoding="utf-8") == "saved by an editor meanwhile\n"
+    assert [x.name for x in tmp_path.iterdir()] == ["a.md"]  # no temp file left behind

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -90,8 +90,50 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> FileState:
-    """Write `data` to `path` so that readers and crashes see the old or the new file only."""
+class Raced(Exception):
+    """Someone else replaced the file between our last check and our rename (see atomic_write)."""
+
+
+_RENAME_EXCHANGE, _RENAME_NOREPLACE, _AT_FDCWD = 2, 1, -100
+_renameat2: Any = None  # None: not looked up yet; False: not available
+
+
+def _exchange(tmp: str, path: str, flags: int) -> bool:
+    """renameat2(2) with RENAME_EXCHANGE / RENAME_NOREPLACE (Linux); False where unavailable."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = libc.renameat2
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            _renameat2 = fn
+        except (OSError, AttributeError):
+            _renameat2 = False
+    if _renameat2 is False:
+        return False
+    import ctypes
+
+    if _renameat2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        _renameat2 = False
+        return False
+    if err == errno.EEXIST:
+        raise Raced()
+    raise OSError(err, os.strerror(err), path)
+
+
+def atomic_write(path: Path, data: bytes, expected: FileState | None = None) -> FileState:
+    """Write `data` to `path` so that readers and crashes see the old or the new file only.
+
+    With `expected` (the file as the caller read it), the new file is swapped in with an atomic
+    exchange where the system has one (Linux renameat2): if what came out is not the version
+    the caller read, an editor saved in between, so the swap is undone and Raced is raised
+    for the caller to re-apply its change on top. Elsewhere a plain rename is used.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -107,7 +149,19 @@ def atomic_write(path: Path, data: bytes) -> FileState:
                 os.fchmod(fd, 0o644)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        if expected is None:
+            os.replace(tmp, path)
+        elif not expected.exists:
+            if not _exchange(tmp, str(path), _RENAME_NOREPLACE):
+                os.replace(tmp, path)
+        elif _exchange(tmp, str(path), _RENAME_EXCHANGE):
+            _, out = read_file(Path(tmp))  # what was in place just before the swap
+            if out.sha != expected.sha:
+                _exchange(tmp, str(path), _RENAME_EXCHANGE)  # put their version back
+                raise Raced()
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -196,7 +250,9 @@ class Writer:
                 if again != before:
                     continue  # a hand edit landed meanwhile: redo the change on top of it
                 try:
-                    state = atomic_write(path, rendered.encode("utf-8"))
+                    state = atomic_write(path, rendered.encode("utf-8"), expected=before)
+                except Raced:
+                    continue  # an editor saved in the last instant: redo the change on top of it
                 except OSError as exc:
                     raise _os_error(exc, path) from exc
                 after_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
@@ -232,7 +288,9 @@ class Writer:
                 if again != before:
                     continue
                 try:
-                    return atomic_write(path, new.encode("utf-8"))
+                    return atomic_write(path, new.encode("utf-8"), expected=before)
+                except Raced:
+                    continue
                 except OSError as exc:
                     raise _os_error(exc, path) from exc
             raise VaultError(
