@@ -226,77 +226,74 @@ class Writer:
                     self._file_lock.release()
 
     # -- the one write operation
-    def update(self, path: Path, change: Callable[[Document], T], *, header: str = "") -> Update[T]:
-        """Apply `change` to the file at `path` (created with `header` if missing).
-
-        `change` mutates the document in place and returns anything; it may be called more
-        than once if the file changes under us, so it must find entries by id.
-        """
+    def _rewrite(self, path: Path, compute: Callable[[str | None], tuple[str | None, Any]]) -> tuple[FileState | None, Any, FileState]:
+        """The loop every write goes through: read, `compute(old_text) -> (new_text, extra)`,
+        check that nobody changed the file meanwhile, swap the new text in; start again on top
+        of any change that landed. Returns (the new state or None if nothing was written,
+        the last `extra`, the state the change was computed from)."""
         self.vault.ensure_inside(path)
         with self.locked():
             for _ in range(MAX_RETRIES):
                 data, before = read_file(path)
-                text = decode(data, path) if before.exists else header
-                doc = parse_document(text)
-                before_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
-                adopted = self._adopt(doc)
-                result = change(doc)
-                rendered = doc.render()
-                if rendered == text and before.exists:
-                    return Update(result, doc, before, False, 0)
-                if not before.exists and rendered == header:
-                    return Update(result, doc, before, False, 0)
+                new, extra = compute(decode(data, path) if before.exists else None)
+                if new is None:
+                    return None, extra, before
                 _, again = read_file(path)
                 if again != before:
                     continue  # a hand edit landed meanwhile: redo the change on top of it
                 try:
-                    state = atomic_write(path, rendered.encode("utf-8"), expected=before)
+                    return atomic_write(path, new.encode("utf-8"), expected=before), extra, before
                 except Raced:
                     continue  # an editor saved in the last instant: redo the change on top of it
                 except OSError as exc:
                     raise _os_error(exc, path) from exc
-                after_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
-                removed = list((before_lines - after_lines).elements())
-                incoming = after_lines - before_lines
-                added = []
-                for ln in doc.lines:
-                    if incoming.get(ln.raw, 0) > 0 and ln.is_entry:
-                        incoming[ln.raw] -= 1
-                        added.append(ln)
-                return Update(result, doc, state, True, adopted, before, removed, added)
             raise VaultError(
                 f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
                 "close the editor that keeps saving it, then try again",
             )
+
+    def update(self, path: Path, change: Callable[[Document], T], *, header: str = "") -> Update[T]:
+        """Apply `change` to the memory file at `path` (created with `header` if missing).
+
+        `change` mutates the document in place and returns anything; it may be called more
+        than once if the file changes under us, so it must find entries by id.
+        """
+
+        def compute(old: str | None) -> tuple[str | None, tuple]:
+            text = old if old is not None else header
+            doc = parse_document(text)
+            before_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
+            adopted = self._adopt(doc)
+            result = change(doc)
+            rendered = doc.render()
+            unchanged = rendered == text if old is not None else rendered == header
+            return (None if unchanged else rendered), (result, doc, before_lines, adopted)
+
+        state, (result, doc, before_lines, adopted), before = self._rewrite(path, compute)
+        if state is None:
+            return Update(result, doc, before, False, 0)
+        after_lines = Counter(ln.raw for ln in doc.lines if ln.is_entry)
+        removed = list((before_lines - after_lines).elements())
+        incoming = after_lines - before_lines
+        added = []
+        for ln in doc.lines:
+            if incoming.get(ln.raw, 0) > 0 and ln.is_entry:
+                incoming[ln.raw] -= 1
+                added.append(ln)
+        return Update(result, doc, state, True, adopted, before, removed, added)
 
     def write_text(self, path: Path, transform: Callable[[str | None], str | None]) -> FileState | None:
         """Rewrite a non-entry file (a transcript, a log, NOW.md) with `transform(old_text)`.
 
         `transform` gets the current text (None if the file does not exist) and returns the
-        new text, or None to leave the file as it is. Same guarantees as `update`: the lock,
-        the re-read if the file changed meanwhile, the atomic replace.
+        new text, or None to leave the file as it is. Same guarantees as `update`.
         """
-        self.vault.ensure_inside(path)
-        with self.locked():
-            for _ in range(MAX_RETRIES):
-                data, before = read_file(path)
-                old = decode(data, path) if before.exists else None
-                new = transform(old)
-                if new is None or new == old:
-                    return None
-                _, again = read_file(path)
-                if again != before:
-                    continue
-                try:
-                    return atomic_write(path, new.encode("utf-8"), expected=before)
-                except Raced:
-                    continue
-                except OSError as exc:
-                    raise _os_error(exc, path) from exc
-            raise VaultError(
-                f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
-                "close the editor that keeps saving it, then try again",
-            )
+
+        def compute(old: str | None) -> tuple[str | None, None]:
+            new = transform(old)
+            return (None if new is None or new == old else new), None
+
+        return self._rewrite(path, compute)[0]
 
     def move(self, src: Path, dst: Path) -> Path:
         """Move a file inside the vault (archiving): the copy is written atomically first, then
