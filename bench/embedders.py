@@ -543,14 +543,9 @@ def run_worker(name: str, args, out: Path) -> dict | None:
 
 
 def machine_line() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from remember_latency import cpu_name
+
+    cpu = cpu_name()
     import numpy as np
 
     vers = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]

@@ -405,14 +405,9 @@ def memdream_tokenize(xs: list[str]) -> list[list[str]]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from remember_latency import cpu_name
+
+    cpu = cpu_name()
     return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}, "
             f"SQLite {sqlite3.sqlite_version}")
 

@@ -36,6 +36,17 @@ REPORT_START = "<!-- bench:remember:start -->"
 REPORT_END = "<!-- bench:remember:end -->"
 
 
+def cpu_name() -> str:
+    """The processor's model name (from /proc/cpuinfo where there is one) for report headers."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]

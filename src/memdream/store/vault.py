@@ -150,21 +150,8 @@ class Vault:
     def archive_file_for(self, scope: Scope, when: datetime) -> Path:
         return self.archive_dir(scope) / f"{when:%Y-%m}.md"
 
-    def entry_files(self, scope: Scope) -> list[tuple[Path, str]]:
-        """Every file of the scope that holds entries, with the layer it stands for."""
-        out: list[tuple[Path, str]] = []
-        res = self.resident_file(scope)
-        if res.is_file():
-            out.append((res, RESIDENT))
-        for d, layer in ((self.recall_dir(scope), RECALL), (self.archive_dir(scope), ARCHIVE)):
-            if d.is_dir():
-                for p in sorted(d.iterdir()):
-                    if p.suffix == ".md" and p.is_file() and not p.name.startswith("."):
-                        out.append((p, layer))
-        return out
-
     def list_entry_files(self, scope: Scope) -> list[tuple[str, str]]:
-        """Like `entry_files`, as (path relative to the vault, layer), listing folders without stat."""
+        """Every file of the scope that holds entries, as (path relative to the vault, layer); folders are listed without stat."""
         base = self.relpath(self.scope_dir(scope))
         out: list[tuple[str, str]] = []
         if os.path.isfile(self.resident_file(scope)):
