@@ -16,7 +16,7 @@ aware = st.datetimes(
     min_value=datetime(1970, 1, 2), max_value=datetime(9998, 12, 30), timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=8)), timezone(timedelta(hours=-5, minutes=-30))])
 )
 finite = st.floats(allow_nan=False, allow_infinity=False)
-known = {"id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end", "cf", "e"}
+known = {"id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end", "cf", "by", "e"}
 extra_key = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(lambda k: k not in known)
 
 entries = st.builds(
@@ -37,6 +37,7 @@ entries = st.builds(
     salience=finite,
     end=text,
     conflicts_with=text,
+    superseded_by=text,
     extra=st.lists(st.tuples(extra_key, text), max_size=3, unique_by=lambda kv: kv[0]).map(tuple),
     bullet=st.sampled_from(BULLETS),
 )

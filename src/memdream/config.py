@@ -48,6 +48,15 @@ CONFIG_TEMPLATE = """\
 # api_key_env = "MEMDREAM_LLM_API_KEY"     # the variable holding the key; the key itself never goes in this file
 # timeout = 60
 
+[dream]
+# deep_dream_enabled = true       # the nightly LLM distillation (a manual 'memdream dream' always runs)
+# resident_budget = 30            # MEMORY.md is kept to about this many entries
+# canaries = ["where do I live"]  # queries every dream must still answer; default: the most recalled entries
+# light_every_minutes = 60        # the scheduler's light phase
+# nightly_at = "03:00"            # deep, distill, profile (and replay every replay_every_days)
+# flush_at = "23:55"              # the day's conversations are summarized into the daily memory
+# replay_every_days = 7
+
 [embedder]
 # name = "none"                   # none (keyword only) | use | e5 | static | minilm | openai  (MEMDREAM_EMBEDDER)
 # base_url = "http://127.0.0.1:11434/v1"   # for "openai": any OpenAI-compatible /v1/embeddings endpoint
@@ -56,13 +65,55 @@ CONFIG_TEMPLATE = """\
 """
 
 _KNOWN: dict[str, set[str]] = {
-    "": {"timezone", "scope", "write", "embedder", "recall", "llm"},
+    "": {"timezone", "scope", "write", "embedder", "recall", "llm", "dream", "deep_dream_enabled"},
+    "dream": {"deep_dream_enabled", "resident_budget", "canaries", "light_every_minutes", "nightly_at", "flush_at", "replay_every_days"},
     "llm": {"base_url", "model", "api_key_env", "timeout"},
     "recall": {"fusion"},
     "scope": {"user", "agent"},
     "write": {"max_chars"},
     "embedder": {"name", "base_url", "model", "api_key_env"},
 }
+
+
+@dataclass(frozen=True)
+class DreamConfig:
+    """The [dream] section: budgets, canaries and the scheduler's clock times."""
+
+    deep_dream_enabled: bool = True  # CowAgent's switch: the nightly LLM distillation
+    resident_budget: int = 30  # MEMORY.md holds about 30 entries (the third source document)
+    canaries: tuple[str, ...] = ()  # empty: the most recalled entries are the canaries
+    light_every_minutes: int = 60
+    nightly_at: str = "03:00"
+    flush_at: str = "23:55"
+    replay_every_days: int = 7
+
+
+def _dream_config(data: dict[str, Any], where: Path) -> DreamConfig:
+    table = dict(data.get("dream", {}))
+    if "deep_dream_enabled" in data and "deep_dream_enabled" not in table:
+        table["deep_dream_enabled"] = data["deep_dream_enabled"]
+    d = DreamConfig()
+    hint = f"edit {where}"
+    enabled = table.get("deep_dream_enabled", d.deep_dream_enabled)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"deep_dream_enabled must be true or false, not {enabled!r}", hint)
+    ints = {}
+    for key, low in (("resident_budget", 1), ("light_every_minutes", 1), ("replay_every_days", 1)):
+        value = table.get(key, getattr(d, key))
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise ConfigError(f"[dream] {key} must be a whole number of at least {low}, not {value!r}", hint)
+        ints[key] = value
+    times = {}
+    for key in ("nightly_at", "flush_at"):
+        value = table.get(key, getattr(d, key))
+        parts = str(value).split(":")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts) or int(parts[0]) > 23 or int(parts[1]) > 59:
+            raise ConfigError(f"[dream] {key} must be a time of day such as \"03:00\", not {value!r}", hint)
+        times[key] = f"{int(parts[0]):02d}:{int(parts[1]):02d}"
+    canaries = table.get("canaries", [])
+    if not isinstance(canaries, list) or not all(isinstance(c, str) and c.strip() for c in canaries):
+        raise ConfigError("[dream] canaries must be a list of non-empty query strings", hint)
+    return DreamConfig(enabled, ints["resident_budget"], tuple(canaries), ints["light_every_minutes"], times["nightly_at"], times["flush_at"], ints["replay_every_days"])
 
 
 @dataclass(frozen=True)
@@ -79,6 +130,7 @@ class Config:
     llm_api_key: str = field(default="", repr=False)
     llm_timeout: float = 60.0
     embedder_options: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    dream: "DreamConfig" = field(default_factory=lambda: DreamConfig())
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def tzinfo(self) -> ZoneInfo | None:
@@ -167,6 +219,7 @@ def load_config(
         llm_model=str(env.get(ENV_LLM_MODEL) or llm.get("model") or ""),
         llm_api_key=str(env.get(ENV_LLM_API_KEY) or env.get(key_env) or ""),
         llm_timeout=llm_timeout,
+        dream=_dream_config(data, root / CONFIG_FILE),
         raw=data,
     )
     cfg.tzinfo()  # fail early on a bad zone name

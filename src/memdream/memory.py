@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memdream.clock import Clock, SystemClock
 from memdream.config import Config, load_config
@@ -62,6 +62,11 @@ from memdream.knowledge.base import Conflict, Knowledge, NoteOutcome
 from memdream.knowledge.gc import Plan
 from memdream.knowledge.lookup import LookupResult, lookup
 from memdream.llm.client import LLM
+from memdream.dream.transaction import Transaction
+
+if TYPE_CHECKING:
+    from memdream.dream.flush import FlushReport
+    from memdream.dream.run import DreamReport
 
 ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 6  # 36^6 ≈ 2.2e9; uniqueness in the vault is checked against the index
@@ -152,6 +157,7 @@ class Memory:
         self._vectors: VectorStore | None = None
         self.last_warning = ""  # set when recall degraded (e.g. the embedder failed)
         self.hit_flush_after = FLUSH_AFTER  # recall counts gathered before they are written into the files
+        self._tx: Transaction | None = None  # the open dream transaction, recording every file it writes
 
     # -- plumbing
     def close(self) -> None:
@@ -175,8 +181,13 @@ class Memory:
 
     def _update(self, path: Path, change, header: str = ""):  # type: ignore[no-untyped-def]
         """One writer update followed by the matching incremental index update."""
+        tx = self._tx
+        if tx is not None:
+            tx.touch(path)
         upd = self.writer.update(path, change, header=header)
         if upd.changed:
+            if tx is not None:
+                tx.record(path, upd)
             try:
                 self.index.apply_update(path, self.scope, self.vault.layer_of(self.scope, path), upd)
             except VaultError as exc:
@@ -751,6 +762,58 @@ class Memory:
             return hits
 
         return lookup(self.knowledge, query, search, archive)
+
+    def adopt(self) -> int:
+        """Give every hand-written line of the scope an id (its text untouched); returns how many."""
+        n = 0
+        with self.writer.locked():
+            self.sync()
+            paths = [r[0] for r in self.index.db.execute("SELECT DISTINCT path FROM entries WHERE scope = ? AND id = ''", (self.scope.key,))]
+            for rel in paths:
+                n += len(self._update(self.vault.root / rel, lambda doc: None).adopted_ids)
+        return n
+
+    # -- dreaming (DESIGN section 9)
+    def dream(self, phases: list[str] | tuple[str, ...] | None = None, days: int = 3, dry_run: bool = False, force: bool = True, progress=None) -> "DreamReport":  # type: ignore[no-untyped-def]
+        """Run the dream phases (light, deep, distill, replay, profile; all by default). The
+        model phases are skipped with a status line when no model is configured."""
+        from memdream.dream.run import dream
+
+        return dream(self, phases, days, dry_run, force, progress)
+
+    def undo(self) -> dict:
+        """Revert the last dream that changed something (git revert in a git vault)."""
+        from memdream.dream.run import undo
+
+        return undo(self)
+
+    def flush(self, messages: list[dict] | None = None, day: str | None = None) -> "FlushReport":
+        """Summarize conversations into the daily memory memory/YYYY-MM-DD.md.
+
+        With `messages` (role/content dicts: the part of a chat that was trimmed), they are
+        first stored verbatim in the raw layer, then summarized. Without, the day's stored
+        conversations not yet flushed are summarized."""
+        from datetime import date as _date
+
+        from memdream.dream.flush import flush
+        from memdream.store.transcripts import Message, Transcript
+
+        when = _date.fromisoformat(day) if day else self.clock.now().date()
+        if messages is None:
+            return flush(self, when)
+        now = self.clock.now()
+        msgs = []
+        for m in messages:
+            if not isinstance(m, dict) or not isinstance(m.get("content"), str) or not m["content"].strip():
+                continue
+            msgs.append(Message(str(m.get("role") or "user"), m["content"]))
+        if not msgs:
+            return flush(self, when, [])
+        t = Transcript("chat", msgs, title="trimmed context", started_at=now, source_id=f"{now:%Y%m%d-%H%M%S}")
+        target = self.vault.memory_dir(self.scope) / "sessions" / f"{now:%Y-%m-%d}" / f"{t.session_id}-{t.digest()[:6]}.md"
+        text = render_transcript(t)
+        self.writer.write_text(target, lambda old: text if old is None else None)
+        return flush(self, now.date(), [self.vault.relpath(target)])
 
     def stats(self) -> dict[str, int]:
         self.sync()

@@ -576,6 +576,111 @@ def doctor(vault: str | None, user: str | None, agent: str | None, as_json: bool
 
 
 @cli.command()
+@click.option("--days", type=click.IntRange(1, 30), default=3, show_default=True, help="Days of daily memory the distillation reads (1-30).")
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    type=click.Choice(["light", "deep", "distill", "replay", "profile"]),
+    help="Run only this phase (repeatable). Default: all; the model phases are skipped when no model is configured.",
+)
+@click.option("--dry-run", is_flag=True, help="Plan and print the diary; change nothing.")
+@_scope_options
+@_json_option
+@_handle_errors
+def dream(days: int, phases: tuple[str, ...], dry_run: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Tidy the memory: archive, merge, promote (light); consolidate with a model (deep, distill, replay, profile).
+
+    Every change is checked (nothing lost, resident budget, canary queries, no secrets)
+    and written to the dream diary memory/dreams/YYYY-MM-DD.md; 'memdream undo' reverts it.
+    """
+    with _open(vault, user, agent) as mem:
+        say = None if as_json else (lambda p: click.echo(f"… {p}", err=True))
+        report = mem.dream(list(phases) or None, days=days, dry_run=dry_run, progress=say)
+    if as_json:
+        _emit(report.to_json())
+        return
+    shown: set[str] = set()
+    for p in report.phases:
+        if p.status == "skipped" and p.message in shown:
+            continue  # e.g. one line for every phase skipped for want of a model
+        shown.add(p.message)
+        names = ", ".join(q.phase for q in report.phases if q.status == "skipped" and q.message == p.message) if p.status == "skipped" else p.phase
+        line = f"{names}: {p.status}" + (f", {p.message}" if p.message else "")
+        if p.rejected:
+            line += f" ({len(p.rejected)} rejected)"
+        click.echo(line)
+        for f in p.failed:
+            click.echo(f"  check failed: {f}")
+    if dry_run:
+        click.echo("\n" + report.diary.rstrip() if report.diary.strip() else "\nnothing to do")
+    elif report.diary:
+        click.echo(f"diary: {report.diary}" + (f"  commit: {report.commit[:10]}" if report.commit else ""))
+
+
+@cli.command()
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@_scope_options
+@_json_option
+@_handle_errors
+def undo(yes: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Revert the last dream (git revert in a git vault; otherwise from the dream ledger)."""
+    with _open(vault, user, agent) as mem:
+        from memdream.dream.ledger import last_dream
+
+        rec = last_dream(mem)
+        if rec is not None and not yes and not as_json:
+            click.confirm(f"undo dream {rec['run']} ({len(rec.get('changes', {}))} file(s))?", abort=True)
+        out = mem.undo()
+    if as_json:
+        _emit(out)
+    else:
+        click.echo(f"undid dream {out['undone']} by {out['how']}: " + ", ".join(out["files"]))
+
+
+@cli.command()
+@click.option("--day", default=None, metavar="YYYY-MM-DD", help="The day whose conversations to summarize (default: today).")
+@_scope_options
+@_json_option
+@_handle_errors
+def flush(day: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Summarize the day's stored conversations into the daily memory memory/YYYY-MM-DD.md (needs a model)."""
+    with _open(vault, user, agent) as mem:
+        rep = mem.flush(day=day)
+    if as_json:
+        _emit(rep.to_json())
+    else:
+        click.echo(f"{rep.status}: {rep.message}" + (f" ({rep.log})" if rep.log else ""))
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="Run what is due now and exit (for cron or systemd timers).")
+@click.option("--tick", type=click.FloatRange(1, 3600), default=60, show_default=True, help="Seconds between looks at the clock.")
+@_scope_options
+@_handle_errors
+def daemon(once: bool, tick: float, vault: str | None, user: str | None, agent: str | None) -> None:
+    """Run the dream scheduler: light hourly, flush at 23:55, model phases nightly; catches up after downtime."""
+    from memdream.dream.schedule import Scheduler
+
+    def say(msg: str) -> None:
+        click.echo(f"{_now()}  {msg}")
+
+    sched = Scheduler(lambda: _open(vault, user, agent), tick=tick, say=say)
+    try:
+        sched.run(once=once)
+    except KeyboardInterrupt:
+        click.echo("stopped")
+    if once and sched.errors:
+        sys.exit(1)
+
+
+def _now() -> str:
+    from datetime import datetime
+
+    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@cli.command()
 @click.option("--keep", type=click.Path(file_okay=False), default=None, help="Build the demo vault here instead of a temporary folder.")
 @_handle_errors
 def demo(keep: str | None) -> None:

@@ -139,13 +139,14 @@ class Knowledge:
         self.writer.write_text(self.now_path, lambda old: body)
 
     # -- daily log
-    def log(self, title: str, body: str = "") -> tuple[Path, str]:
+    def log(self, title: str, body: str = "", when: datetime | None = None) -> tuple[Path, str]:
+        """Append a block to the daily log of `when` (default: now)."""
         title = " ".join(title.split())
         if not title:
             raise RefusedInput("the log title is empty", 'memdream log "Title" "Body"')
         if len(title) + len(body) > MAX_LOG_CHARS:
             raise RefusedInput(f"the log block is longer than {MAX_LOG_CHARS} characters", "put long text in a knowledge file")
-        now = self.clock.now()
+        now = when or self.clock.now()
         heading = f"### {now:%H:%M} — {title}"
         block = "\n" + heading + "\n" + (f"\n{body.strip()}\n" if body.strip() else "")
         path = self.log_path(now.date())

@@ -76,6 +76,9 @@ class Entry:
     end: str = ""
     # The id of a valid entry this one contradicts (opposite polarity on the same topic), until resolved.
     conflicts_with: str = ""
+    # The id of the entry that replaced this one when it ended by a merge (dreaming keeps one of
+    # several near-duplicates, or merges a cluster into one new line: the sources point to it).
+    superseded_by: str = ""
     # Unknown key=value pairs found on the line, kept in order and written back unchanged.
     extra: tuple[tuple[str, str], ...] = ()
     # The list marker the line used ("-", "*" or "+"); kept so a hand-written line stays as typed.
@@ -128,4 +131,5 @@ class Entry:
             "salience": self.salience,
             "end": self.end or None,
             "conflicts_with": self.conflicts_with or None,
+            "superseded_by": self.superseded_by or None,
         }

@@ -57,6 +57,11 @@ def _cjk_tokens(run: str) -> list[str]:
     return out
 
 
+def cjk_words(run: str) -> list[str]:
+    """The segmenter's words of a run of Chinese text (precise mode: no overlapping pieces)."""
+    return list(_jieba().cut(run, False)) if len(run) > 1 else [run]
+
+
 def tokens(text: str) -> list[str]:
     """Index tokens of `text`, in order, with repeats (BM25 counts term frequency)."""
     out: list[str] = []

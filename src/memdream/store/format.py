@@ -35,7 +35,7 @@ _TEXT_SPECIALS = set("%" + _LINE_BREAKS)
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})|%u([0-9A-Fa-f]{4})")
 
 # Canonical order of known keys on a rendered line.
-_KEYS = ("id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end", "cf")
+_KEYS = ("id", "t", "subj", "vf", "vt", "conf", "hc", "sup", "src", "pin", "ca", "la", "sal", "end", "cf", "by")
 
 
 def _escape(s: str, specials: set[str]) -> str:
@@ -146,6 +146,8 @@ def parse_line_checked(line: str, layer: str = "") -> ParsedLine:
                 fields["end"] = value
             elif key == "cf":
                 fields["conflicts_with"] = value
+            elif key == "by":
+                fields["superseded_by"] = value
             elif key == "e":
                 encoded = value == "1"
             else:
@@ -190,6 +192,7 @@ def _meta_pairs(e: Entry) -> list[tuple[str, str]]:
     put("sal", repr(e.salience) if e.salience else None)
     put("end", e.end)
     put("cf", e.conflicts_with)
+    put("by", e.superseded_by)
     return pairs
 
 

@@ -186,6 +186,7 @@ class Update(Generic[T]):
     # Entry lines that left the file and that came in (raw text), for an incremental index update.
     removed: list[str] = field(default_factory=list)
     added: list[Line] = field(default_factory=list)
+    adopted_ids: list[str] = field(default_factory=list)  # hand-written lines given an id by this update
 
 
 class Writer:
@@ -280,7 +281,7 @@ class Writer:
             if incoming.get(ln.raw, 0) > 0 and ln.is_entry:
                 incoming[ln.raw] -= 1
                 added.append(ln)
-        return Update(result, doc, state, True, adopted, before, removed, added)
+        return Update(result, doc, state, True, len(adopted), before, removed, added, adopted)
 
     def write_text(self, path: Path, transform: Callable[[str | None], str | None]) -> FileState | None:
         """Rewrite a non-entry file (a transcript, a log, NOW.md) with `transform(old_text)`.
@@ -294,6 +295,18 @@ class Writer:
             return (None if new is None or new == old else new), None
 
         return self._rewrite(path, compute)[0]
+
+    def restore(self, path: Path, data: bytes | None) -> None:
+        """Put a file back as it was (`data`; None: it did not exist), atomically: how a dream
+        whose checks failed is rolled back. Only the dream's own transaction calls this."""
+        self.vault.ensure_inside(path)
+        with self.locked():
+            if data is None:
+                if os.path.lexists(path):
+                    os.unlink(path)
+                    _fsync_dir(path.parent)
+                return
+            self._rewrite(path, lambda old: (None if old is not None and old.encode("utf-8") == data else decode(data, path), None))
 
     def move(self, src: Path, dst: Path) -> Path:
         """Move a file inside the vault (archiving): the copy is written atomically first, then
@@ -318,9 +331,10 @@ class Writer:
             _fsync_dir(src.parent)
             return target
 
-    def _adopt(self, doc: Document) -> int:
-        """Give hand-written lines an id and src=manual; their text is left exactly as typed."""
-        n = 0
+    def _adopt(self, doc: Document) -> list[str]:
+        """Give hand-written lines an id and src=manual; their text is left exactly as typed.
+        Returns the ids given."""
+        ids: list[str] = []
         now = self.clock.now()
         taken: set[str] = set()  # ids given in this pass; the id factory checks the index
         for i, ln in enumerate(doc.lines):
@@ -346,8 +360,8 @@ class Writer:
                 raw = ln.raw[:-1] if ln.raw.endswith("\r") else ln.raw
                 cr = "\r" if ln.raw.endswith("\r") else ""
                 doc.lines[i] = Line(f"{raw} {comment}{cr}", adopted)
-            n += 1
-        return n
+            ids.append(new_id)
+        return ids
 
 
 def _os_error(exc: OSError, path: Path) -> VaultError:

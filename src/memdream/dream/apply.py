@@ -1,0 +1,187 @@
+"""The only dream code that writes. Applies a phase's plan as one transaction:
+
+1. under the writer lock, each operation is re-checked against the files (an entry that
+   changed since the phase planned is left alone) and applied through the single writer;
+2. the invariants are checked on the result (dream/invariants.py);
+3. if any fails, every file the phase wrote is put back as it was, and the diary says why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memdream.dream.invariants import Baseline, check
+from memdream.dream.plan import Merge, Move, Op, Plan, Rejected, Remember
+from memdream.dream.transaction import Transaction
+from memdream.errors import MemdreamError
+from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
+from memdream.model.secrets import find_secret
+from memdream.store.format import Document, parse_document
+from memdream.store.vault import MEMORY_HEADER
+from memdream.store.writer import decode, read_file
+
+if TYPE_CHECKING:
+    from memdream.memory import Memory
+
+
+@dataclass
+class Applied:
+    """What applying a plan did."""
+
+    done: list[tuple[Op, str]] = field(default_factory=list)  # (operation, what it did)
+    skipped: list[Rejected] = field(default_factory=list)  # valid when planned, stale when applied
+    failed: list[str] = field(default_factory=list)  # invariants that failed: nothing was applied
+    delta: dict[str, dict] = field(default_factory=dict)  # file -> {removed, added}: what undo reverses
+    new_ids: list[str] = field(default_factory=list)
+
+    @property
+    def rolled_back(self) -> bool:
+        return bool(self.failed)
+
+
+def _dest(mem: "Memory", layer: str, now) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+    if layer == ARCHIVE:
+        return mem.vault.archive_file_for(mem.scope, now), "# Archived memories\n\n"
+    if layer == RESIDENT:
+        return mem.vault.resident_file(mem.scope), MEMORY_HEADER
+    return mem._file_for_new(RECALL, now)
+
+
+def _current(mem: "Memory", rel: str) -> Document:
+    path = mem.vault.root / rel
+    data, state = read_file(path)
+    return parse_document(decode(data, path) if state.exists else "")
+
+
+def _apply_moves(mem: "Memory", moves: list[Move], out: Applied, now) -> None:  # type: ignore[no-untyped-def]
+    # Check each entry is still there as planned, then copy to the destinations, then remove
+    # from the sources: a crash in between leaves a line in two places, never in none.
+    by_src: dict[str, list[Move]] = defaultdict(list)
+    for mv in moves:
+        by_src[mv.path].append(mv)
+    to_dest: dict[Path, tuple[str, list[Entry]]] = {}
+    to_remove: dict[str, dict[str, str]] = defaultdict(dict)
+    for rel, group in by_src.items():
+        doc = _current(mem, rel)
+        for mv in group:
+            i = doc.find(mv.entry.id)
+            e = doc.lines[i].entry if i >= 0 else None
+            if e is None or e.text != mv.entry.text or e.valid_to != mv.entry.valid_to:
+                out.skipped.append(Rejected(f"{mv.kind} `{mv.entry.id}`", "the memory changed after the dream looked at it"))
+                continue
+            moved = e
+            if mv.valid_to is not None:
+                moved = moved.evolve(valid_to=mv.valid_to, end=mv.end or moved.end, superseded_by=mv.superseded_by or moved.superseded_by)
+            path, header = _dest(mem, mv.to, now)
+            to_dest.setdefault(path, (header, []))[1].append(moved)
+            to_remove[rel][e.id] = e.text
+            out.done.append((mv, mv.reason))
+    for path, (header, entries) in to_dest.items():
+
+        def add(doc: Document, entries: list[Entry] = entries) -> None:
+            for e in entries:
+                if doc.find(e.id) < 0:
+                    doc.append_entry(e)
+
+        mem._update(path, add, header=header)
+    for rel, ids in to_remove.items():
+
+        def drop(doc: Document, ids: dict[str, str] = ids) -> None:
+            keep = []
+            for ln in doc.lines:
+                e = ln.entry if ln.is_entry else None
+                if e is not None and e.id in ids and e.text == ids[e.id]:
+                    continue
+                keep.append(ln)
+            doc.lines[:] = keep
+
+        mem._update(mem.vault.root / rel, drop)
+
+
+def _apply_merge(mem: "Memory", op: Merge, out: Applied, now) -> None:  # type: ignore[no-untyped-def]
+    rows = []
+    for src in op.sources:
+        found = [r for r in mem.index.by_id(mem.scope, src.id) if r.vt is None and r.layer != ARCHIVE]
+        e = found[0].entry() if found else None
+        if e is None or e.text != src.text:
+            out.skipped.append(Rejected(f"merge of {', '.join('`' + s.id + '`' for s in op.sources)}", f"`{src.id}` changed after the model saw it"))
+            return
+        rows.append(found[0])
+    if find_secret(op.text):
+        out.skipped.append(Rejected(f"merge into {op.text[:60]!r}", "the text looks like a credential"))
+        return
+    confs = [s.confidence for s in op.sources if s.confidence is not None]
+    new = Entry(
+        text=op.text,
+        id=mem._new_id(set()),
+        type=op.type,
+        subject=op.subject,
+        valid_from=now,
+        created_at=now,
+        confidence=min(confs) if confs else None,
+        salience=max((s.salience for s in op.sources), default=0.0),
+        supersedes=op.sources[0].id,
+        source="dream",
+    )
+    path, header = _dest(mem, op.layer, now)
+    mem._update(path, lambda doc: doc.append_entry(new) if doc.find(new.id) < 0 else None, header=header)
+    for row, src in zip(rows, op.sources):
+        mem._update(mem.vault.root / row.path, mem._set(src.id, lambda e: e.evolve(valid_to=now, end=op.end, superseded_by=new.id)))
+    out.new_ids.append(new.id)
+    out.done.append((op, op.reason))
+
+
+def _apply_remember(mem: "Memory", op: Remember, out: Applied) -> None:
+    try:
+        res = mem.write(op.text, type=op.type, subject=op.subject, pin=op.pin, source=op.source)
+    except MemdreamError as exc:
+        out.skipped.append(Rejected(f"remember {op.text[:60]!r}", exc.message))
+        return
+    if res.action != "duplicate":
+        out.new_ids.append(res.entry.id)
+    what = {"added": "added", "duplicate": "already known: refreshed", "superseded": "added, superseding " + ", ".join(f"`{e.id}`" for e in res.superseded)}
+    out.done.append((op, f"{op.reason} ({what[res.action]})"))
+
+
+def apply_plan(mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...] = ()) -> Applied:
+    """Apply `plan` as one transaction; roll it back if an invariant fails."""
+    out = Applied()
+    if not plan.ops:
+        return out
+    with mem.writer.locked():
+        mem.sync()
+        now = mem.clock.now()
+        base = Baseline.take(mem, budget, canaries)
+        tx = Transaction()
+        mem._tx = tx
+        try:
+            moves = [op for op in plan.ops if isinstance(op, Move)]
+            for op in plan.ops:
+                if isinstance(op, Merge):
+                    _apply_merge(mem, op, out, now)
+                elif isinstance(op, Remember):
+                    _apply_remember(mem, op, out)
+            if moves:
+                _apply_moves(mem, moves, out, now)
+        except BaseException:
+            mem._tx = None
+            _rollback(mem, tx)
+            raise
+        mem._tx = None
+        out.failed = check(mem, base, tx)
+        if out.failed:
+            _rollback(mem, tx)
+            out.done.clear()
+            out.new_ids.clear()
+            return out
+        out.delta = tx.delta(mem.vault.relpath)
+    return out
+
+
+def _rollback(mem: "Memory", tx: Transaction) -> None:
+    for path, fc in reversed(list(tx.files.items())):
+        mem.writer.restore(path, fc.before)
+    mem.sync()

@@ -1,0 +1,181 @@
+"""The deep phase: a model merges clusters of related, redundant recall entries into one line
+each, inside the cage (DESIGN section 9; the first source document's dreaming.go):
+
+- only recall-layer entries; never rules, identity, pinned, often recalled (hc >= 3) or young
+  (< 4.5 days) ones;
+- at most 4 clusters per run and 8 entries per cluster;
+- the model sees short integer ids and answers JSON operations; every operation is checked
+  (dream/validate.py) and a merge supersedes its sources, which stay in the files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from memdream.dream.ask import ask
+from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected
+from memdream.dream.validate import Ids, Invalid, check_text, operations
+from memdream.llm.client import LLM
+from memdream.model.entry import IDENTITY, RECALL, RULE, Entry
+from memdream.model.lifecycle import PROMOTE_HITS
+from memdream.store.format import parse_line
+
+if TYPE_CHECKING:
+    from memdream.memory import Memory
+
+MAX_CLUSTERS = 4  # clusters per run: a night's dream never rewrites the whole memory
+MAX_CLUSTER_SIZE = 8  # entries per cluster shown to the model
+MIN_AGE = timedelta(days=4.5)  # younger entries are still evolving: never folded
+PROTECTED_HITS = PROMOTE_HITS  # entries recalled this often are never folded
+POOL = 3000  # the newest eligible entries considered for clustering per run
+RELATED = 0.4  # share of the shorter entry's tokens two entries must share to count as related ...
+RELATED_MIN_SHARED = 2  # ... and at least this many tokens
+COMMON_DF = 200  # tokens in more pool entries than this are too common to relate anything
+
+SYSTEM = """You consolidate a person's memory. You get groups of related memories, each memory with a short integer id.
+For each group, decide whether some of its memories are redundant fragments of one fact or topic that read better as a single memory.
+Rules:
+- Merge only memories that really belong together. Leave the others alone.
+- Keep every fact: every name, number, date, place and preference of the merged memories must be in the merged text.
+- Invent nothing: use only words and facts found in the memories you merge. No guesses, no interpretation.
+- Write the merged text in the language of the memories, as one short line.
+Answer with JSON only: {"operations": [{"op": "merge", "ids": [1, 2], "text": "the merged memory"}]}
+Use only ids you were shown, each at most once. Answer {"operations": []} when nothing should be merged."""
+
+
+def eligible(e: Entry, layer: str, now) -> bool:  # type: ignore[no-untyped-def]
+    born = e.created_at or e.valid_from
+    return (
+        layer == RECALL
+        and e.valid_to is None
+        and e.type not in (RULE, IDENTITY)
+        and not e.pinned
+        and e.hits < PROTECTED_HITS
+        and born is not None
+        and now - born >= MIN_AGE
+    )
+
+
+def clusters(items: list[tuple[Entry, set[str]]]) -> list[list[int]]:
+    """Groups (indexes into `items`) of related entries: same subject, or sharing at least
+    RELATED_MIN_SHARED tokens and RELATED of the shorter one's tokens. Greedy from the best-connected entry; at most MAX_CLUSTERS
+    groups of 2 to MAX_CLUSTER_SIZE entries."""
+    df = Counter(t for _, toks in items for t in toks)
+    postings: dict[str, list[int]] = {}
+    for i, (_, toks) in enumerate(items):
+        for t in toks:
+            if df[t] <= COMMON_DF:
+                postings.setdefault(t, []).append(i)
+    by_subject: dict[str, list[int]] = {}
+    for i, (e, _) in enumerate(items):
+        if e.subject:
+            by_subject.setdefault(e.subject, []).append(i)
+    neighbours: list[list[tuple[float, int]]] = []
+    for i, (e, toks) in enumerate(items):
+        near: dict[int, float] = {}
+        for t in toks:
+            for j in postings.get(t, ()):
+                if j != i and j not in near:
+                    other = items[j][1]
+                    shared = len(toks & other)
+                    near[j] = shared / min(len(toks), len(other)) if shared >= RELATED_MIN_SHARED else 0.0
+        for j in by_subject.get(e.subject, []) if e.subject else []:
+            if j != i:
+                near[j] = max(near.get(j, 0.0), 1.0)
+        neighbours.append(sorted(((s, j) for j, s in near.items() if s >= RELATED), key=lambda sj: (-sj[0], sj[1])))
+    order = sorted(range(len(items)), key=lambda i: (-len(neighbours[i]), -sum(s for s, _ in neighbours[i][:MAX_CLUSTER_SIZE]), i))
+    taken: set[int] = set()
+    out: list[list[int]] = []
+    for i in order:
+        if len(out) >= MAX_CLUSTERS:
+            break
+        if i in taken:
+            continue
+        group = [i] + [j for _, j in neighbours[i] if j not in taken][: MAX_CLUSTER_SIZE - 1]
+        if len(group) < 2:
+            continue
+        taken.update(group)
+        out.append(group)
+    return out
+
+
+def plan_deep(mem: "Memory", llm: LLM, last: str = "") -> Plan:
+    plan = Plan("deep")
+    now = mem.clock.now()
+    rows = mem.index.db.execute(
+        "SELECT e.layer, e.line, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
+        "WHERE e.scope = ? AND e.layer = ? AND e.vt IS NULL AND e.pinned = 0 AND e.hits < ? AND e.type NOT IN (?, ?) "
+        "ORDER BY COALESCE(e.ca, e.vf) DESC, e.rowid DESC",
+        (mem.scope.key, RECALL, PROTECTED_HITS, RULE, IDENTITY),
+    ).fetchall()
+    items: list[tuple[Entry, set[str]]] = []
+    for layer, line, tok in rows:
+        e = parse_line(line, layer)
+        if eligible(e, layer, now):
+            items.append((e, set(tok.split())))
+            if len(items) >= POOL:
+                break
+    plan.seen = len(items)
+    groups = clusters(items)
+    if not groups:
+        plan.status = f"Nothing to consolidate: no group of related memories among the {len(items)} that may be merged (older than 4.5 days, not pinned, rarely recalled)."
+        return plan
+    shown: dict[int, Entry] = {}
+    group_of: dict[int, int] = {}
+    payload_groups = []
+    n = 0
+    for g, group in enumerate(groups):
+        mems = []
+        for i in group:
+            n += 1
+            shown[n] = items[i][0]
+            group_of[n] = g
+            mems.append({"id": n, "text": items[i][0].text})
+        payload_groups.append({"group": g + 1, "memories": mems})
+    plan.inputs = hashlib.sha256("\n".join(f"{e.id}:{e.text}" for e in shown.values()).encode()).hexdigest()[:16]
+    if last and plan.inputs == last:
+        plan.status = UNCHANGED
+        return plan
+    reply = ask(llm, SYSTEM, {"groups": payload_groups}, plan)
+    ids = Ids(shown)
+    try:
+        ops = operations(reply)
+    except Invalid as exc:
+        plan.rejected.append(Rejected("the model's answer", str(exc)))
+        return plan
+    for k, op in enumerate(ops, 1):
+        what = f"operation {k}"
+        try:
+            if not isinstance(op, dict):
+                raise Invalid("it is not a JSON object")
+            kind = op.get("op")
+            if kind in ("keep", "skip", "none"):
+                continue
+            if kind != "merge":
+                raise Invalid(f"unknown operation {kind!r} (only merge is allowed)")
+            chosen = ids.take(op.get("ids"), at_least=2)
+            what = f"merge of {', '.join(str(i) for i in chosen)}"
+            if len({group_of[i] for i in chosen}) > 1:
+                raise Invalid("the ids come from different groups")
+            sources = [shown[i] for i in chosen]
+            texts = [s.text for s in sources]
+            text = check_text(op.get("text"), texts, mem.config.max_text_chars, keep_numbers_of=texts)
+        except Invalid as exc:
+            plan.rejected.append(Rejected(what, str(exc)))
+            continue
+        ids.commit(chosen)
+        types = Counter(s.effective_type for s in sources)
+        subjects = {s.subject for s in sources}
+        plan.ops.append(
+            Merge(
+                tuple(sources),
+                text,
+                types.most_common(1)[0][0],
+                subjects.pop() if len(subjects) == 1 else "",
+                f"merged {len(sources)} related memories",
+            )
+        )
+    return plan

@@ -1,0 +1,125 @@
+"""The daily flush (the third source document's "conversation -> daily memory"): a model
+summarizes a conversation into key events, appended to the daily memory memory/YYYY-MM-DD.md
+as a "### HH:MM — Conversation summary" block. Triggers: the chat trimmed its context, the
+scheduler's 23:55 run, or an overflow; `memdream flush` does it by hand.
+
+The conversation itself is always kept verbatim in the raw layer first, so nothing is lost
+when there is no model (the flush is then skipped with a status line) or the model fails.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from typing import TYPE_CHECKING, Any
+
+from memdream.dream import ledger
+from memdream.dream.ask import ask
+from memdream.dream.plan import Plan
+from memdream.dream.validate import Invalid, check_text, operations
+from memdream.llm.client import LLMError
+from memdream.store.writer import decode, read_file
+
+if TYPE_CHECKING:
+    from memdream.memory import Memory
+
+MAX_TRANSCRIPTS = 20  # per flush
+MAX_CHARS = 12_000  # of one conversation shown to the model (its end: the freshest part)
+MAX_EVENTS = 8  # bullet points per conversation
+EVENT_CHARS = 300
+
+SYSTEM = """Summarize this conversation for the person's daily memory: the key events, decisions, preferences, facts and open tasks, as at most 8 short bullet points.
+Use only what the conversation says; never guess or add anything. Write in the language of the conversation. Skip small talk.
+Never include passwords, keys or other credentials.
+Answer JSON only: {"events": ["...", "..."]}, or {"events": []} when nothing is worth keeping."""
+
+
+@dataclass
+class FlushReport:
+    day: str
+    status: str  # flushed | nothing to flush | skipped
+    message: str
+    flushed: list[str] = field(default_factory=list)  # transcripts summarized
+    events: int = 0
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    log: str = ""  # the daily memory file written
+    tokens: tuple[int, int] = (0, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "day": self.day,
+            "status": self.status,
+            "message": self.message,
+            "flushed": self.flushed,
+            "events": self.events,
+            "rejected": self.rejected,
+            "log": self.log,
+            "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
+        }
+
+
+def unflushed(mem: "Memory", day: date) -> list[str]:
+    folder = mem.vault.memory_dir(mem.scope) / "sessions" / day.isoformat()
+    if not folder.is_dir() or not mem.vault.is_inside(folder):
+        return []
+    done = ledger.read_set(mem, "flushed")
+    return [
+        rel
+        for f in sorted(os.listdir(folder))
+        if f.endswith(".md") and not f.startswith(".")
+        for rel in [mem.vault.relpath(folder / f)]
+        if rel not in done and mem.vault.is_inside(folder / f)
+    ]
+
+
+def flush(mem: "Memory", day: date, transcripts: list[str] | None = None) -> FlushReport:
+    """Summarize the day's conversations not yet flushed (or `transcripts`) into the daily memory."""
+    todo = (transcripts if transcripts is not None else unflushed(mem, day))[:MAX_TRANSCRIPTS]
+    report = FlushReport(day.isoformat(), "nothing to flush", f"no conversation of {day.isoformat()} is waiting to be summarized")
+    if not todo:
+        return report
+    llm = mem.llm
+    if llm is None:
+        report.status = "skipped"
+        report.message = (
+            f"no model is configured, so {len(todo)} conversation(s) were not summarized; they stay in the raw layer "
+            "(set [llm] base_url and model in memdream.toml)"
+        )
+        return report
+    plan = Plan("flush")
+    lines: list[str] = []
+    done: list[str] = []
+    for rel in todo:
+        path = mem.vault.root / rel
+        data, state = read_file(path)
+        if not state.exists:
+            continue
+        text = decode(data, path)[-MAX_CHARS:]
+        try:
+            reply = ask(llm, SYSTEM, {"conversation": text}, plan, max_tokens=800)
+            events = operations(reply, "events")
+        except (LLMError, Invalid) as exc:
+            report.rejected.append({"what": os.path.basename(rel), "why": getattr(exc, "message", str(exc))})
+            continue
+        done.append(rel)
+        for k, ev in enumerate(events[:MAX_EVENTS], 1):
+            try:
+                lines.append("- " + check_text(ev, [text], EVENT_CHARS))
+            except Invalid as exc:
+                report.rejected.append({"what": f"event {k} of {os.path.basename(rel)}", "why": str(exc)})
+    report.tokens = plan.tokens
+    if not done:
+        report.status = "skipped"
+        report.message = "the model gave no usable summary; the conversations stay in the raw layer and will be tried again"
+        return report
+    now = mem.clock.now()
+    when = now if now.date() == day else datetime.combine(day, time(23, 55), tzinfo=now.tzinfo)
+    if lines:
+        names = ", ".join(os.path.splitext(os.path.basename(r))[0] for r in done)
+        path, _ = mem.knowledge.log("Conversation summary", "\n".join(lines) + f"\n\n_from {names}_", when=when)
+        report.log = mem.vault.relpath(path)
+    ledger.append(mem, {"flush": day.isoformat(), "at": now.isoformat(), "flushed": done, "events": len(lines)})
+    report.status, report.flushed, report.events = "flushed", done, len(lines)
+    report.message = f"{len(lines)} key events from {len(done)} conversation(s) went into the daily memory"
+    return report

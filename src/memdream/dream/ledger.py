@@ -1,0 +1,90 @@
+"""Where dreams keep their records.
+
+- memory/dreams/ledger.jsonl (in the vault: it is the truth): one JSON line per applied
+  dream with every file's change by entry id (what `memdream undo` reverses), the
+  transcripts a replay or flush has read (so they are not read again), and one line per
+  undo.
+- .memdream/dream-<agent>__<user>.json (derived): when each phase last ran and the hash of
+  its input, for the scheduler. Deleting it costs at most one redundant run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdream.store.writer import decode, read_file
+
+if TYPE_CHECKING:
+    from memdream.memory import Memory
+
+
+def ledger_path(mem: "Memory") -> Path:
+    return mem.vault.memory_dir(mem.scope) / "dreams" / "ledger.jsonl"
+
+
+def state_path(mem: "Memory") -> Path:
+    return mem.vault.state_dir / f"dream-{mem.scope.agent}__{mem.scope.user}.json"
+
+
+def records(mem: "Memory") -> list[dict[str, Any]]:
+    """Every ledger record, oldest first; a line that does not parse is skipped (and kept)."""
+    path = ledger_path(mem)
+    data, state = read_file(path)
+    out = []
+    if state.exists:
+        for line in decode(data, path).splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out
+
+
+def append(mem: "Memory", record: dict[str, Any]) -> None:
+    line = json.dumps(record, ensure_ascii=False, sort_keys=True)
+
+    def add(old: str | None) -> str:
+        old = old or ""
+        return old + ("" if not old or old.endswith("\n") else "\n") + line + "\n"
+
+    mem.writer.write_text(ledger_path(mem), add)
+
+
+def read_set(mem: "Memory", key: str) -> set[str]:
+    """Every value listed under `key` (e.g. "replayed") in any record that was not undone."""
+    recs = records(mem)
+    undone = {r["undo"] for r in recs if "undo" in r}
+    return {v for r in recs if r.get("run") not in undone for v in r.get(key, []) if isinstance(v, str)}
+
+
+def last_dream(mem: "Memory") -> dict[str, Any] | None:
+    """The most recent dream that changed something and was not undone."""
+    recs = records(mem)
+    undone = {r["undo"] for r in recs if "undo" in r}
+    for r in reversed(recs):
+        if "run" in r and r.get("changes") and r["run"] not in undone:
+            return r
+    return None
+
+
+def load_state(mem: "Memory") -> dict[str, Any]:
+    data, state = read_file(state_path(mem))
+    if not state.exists:
+        return {}
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def save_state(mem: "Memory", state: dict[str, Any]) -> None:
+    path = state_path(mem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,61 @@
+"""A dream phase as a transaction: every file it writes is recorded, so the phase can be
+rolled back exactly (its invariants failed) or undone later by entry id (`memdream undo`).
+
+All writes of a phase go through `Memory._update` (the single writer plus the index), which
+reports each file to the open transaction before its first change. The writer lock is held
+for the whole transaction, so the pre-image read then is the file as the phase found it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memdream.store.format import parse_document
+from memdream.store.writer import Update, read_file
+
+
+@dataclass
+class FileChange:
+    """One file's part of a transaction: its text before, and the entry lines that left and came."""
+
+    before: bytes | None  # None: the file did not exist
+    removed: dict[str, str] = field(default_factory=dict)  # id -> the raw line that left
+    added: list[str] = field(default_factory=list)  # ids of the lines that came in
+
+    def to_json(self) -> dict:
+        return {"removed": self.removed, "added": self.added}
+
+
+class Transaction:
+    def __init__(self) -> None:
+        self.files: dict[Path, FileChange] = {}
+
+    def touch(self, path: Path) -> None:
+        """Called before the first change of `path` in this transaction."""
+        if path not in self.files:
+            data, state = read_file(path)
+            self.files[path] = FileChange(data if state.exists else None)
+
+    def record(self, path: Path, upd: Update) -> None:
+        fc = self.files[path]
+        for raw in upd.removed:
+            e = parse_document(raw + "\n").entries()
+            if e and e[0].id:
+                if e[0].id in fc.added:
+                    fc.added.remove(e[0].id)  # added and changed again within the phase: one addition
+                elif e[0].id not in fc.removed:
+                    fc.removed[e[0].id] = raw
+        adopted = set(upd.adopted_ids)  # a person's lines, only given an id: not the dream's to undo
+        for ln in upd.added:
+            e = ln.entry
+            if e is not None and e.id and e.id not in adopted:
+                fc.added.append(e.id)
+
+    @property
+    def changed(self) -> bool:
+        return any(fc.removed or fc.added for fc in self.files.values())
+
+    def delta(self, rel) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+        """The changes by file (paths relative to the vault), for the ledger and undo."""
+        return {rel(p): fc.to_json() for p, fc in self.files.items() if fc.removed or fc.added}

@@ -1,0 +1,189 @@
+"""The light phase's lifecycle state machine (DESIGN section 9; the first source document's
+lifecycle.go): one table of (state, condition) -> action, and the near-duplicate grouping.
+
+Pure: entries, their layer and the clock in; decisions out. It can only move an entry to
+another layer or mark it ended; nothing here can produce text, so the light phase cannot
+hallucinate. The thresholds are named once, here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
+from memdream.model.scoring import importance, last_touched
+from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, is_duplicate
+
+PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
+STALE_DAYS = 180  # a fact untouched (not created, started or recalled) this long is "old" ...
+STALE_CONTEXT_DAYS = 30  # ... a piece of passing context sooner
+UNIMPORTANT_MAX = 0.4  # "unimportant": no more importance than a bare fact (no salience, no recalls)
+DEMOTE_IDLE_DAYS = 60  # a resident preference nobody recalled for this long goes back to recall
+
+# Actions
+KEEP, ARCHIVE_IT, PROMOTE, DEMOTE, SUPERSEDE = "keep", "archive", "promote", "demote", "supersede"
+
+
+@dataclass(frozen=True)
+class State:
+    """What the table looks at for one entry."""
+
+    entry: Entry
+    layer: str
+    now: datetime
+    duplicate_of: str = ""  # the id of a kept entry that says everything this one says
+
+
+@dataclass(frozen=True)
+class Rule:
+    state: str  # the state, in words (the diary and docs/dreaming.md quote it)
+    condition: Callable[[State], bool]
+    action: str
+    reason: Callable[[State], str]
+
+
+def _days(s: State, since: datetime | None) -> float:
+    return (s.now - since).total_seconds() / 86400 if since else 0.0
+
+
+def _idle_since(e: Entry) -> datetime | None:
+    times = [t for t in (last_touched(e), e.last_recalled) if t is not None]
+    return max(times) if times else None
+
+
+def _ended(s: State) -> bool:
+    return s.layer != ARCHIVE and s.entry.valid_to is not None and s.entry.valid_to <= s.now
+
+
+def _stale(s: State) -> bool:
+    e = s.entry
+    limit = STALE_CONTEXT_DAYS if e.effective_type == CONTEXT else STALE_DAYS
+    since = _idle_since(e)
+    return since is not None and _days(s, since) > limit and importance(e)[0] <= UNIMPORTANT_MAX
+
+
+def _idle_preference(s: State) -> bool:
+    e = s.entry
+    since = e.last_recalled or last_touched(e)
+    return since is not None and _days(s, since) > DEMOTE_IDLE_DAYS
+
+
+def _ended_reason(s: State) -> str:
+    e = s.entry
+    why = {"superseded": "superseded", "merged": "merged into another memory", "forgotten": "forgotten", "expired": "expired"}
+    return f"{why.get(e.end, 'no longer valid')} since {e.valid_to:%Y-%m-%d}" if e.valid_to else "no longer valid"
+
+
+# The table, in order: the first rule whose state and condition hold decides.
+RULES: tuple[Rule, ...] = (
+    Rule("pinned, or a rule", lambda s: s.entry.pinned or s.entry.type == RULE, KEEP, lambda s: "pinned and rules are never touched"),
+    Rule("archived already", lambda s: s.layer == ARCHIVE, KEEP, lambda s: "already in the archive"),
+    Rule("superseded or expired", _ended, ARCHIVE_IT, _ended_reason),
+    Rule(
+        "a near-duplicate of a kept memory",
+        lambda s: bool(s.duplicate_of),
+        SUPERSEDE,
+        lambda s: f"says nothing that `{s.duplicate_of}` does not already say",
+    ),
+    Rule(
+        f"a recall entry recalled at least {PROMOTE_HITS} times",
+        lambda s: s.layer == RECALL and s.entry.hits >= PROMOTE_HITS,
+        PROMOTE,
+        lambda s: f"recalled {s.entry.hits} times",
+    ),
+    Rule(
+        "a recall entry, old and unimportant",
+        lambda s: s.layer == RECALL and _stale(s),
+        ARCHIVE_IT,
+        lambda s: f"untouched for {_days(s, _idle_since(s.entry)):.0f} days and never recalled or marked important",
+    ),
+    Rule(
+        f"a resident preference not recalled for {DEMOTE_IDLE_DAYS} days",
+        lambda s: s.layer == RESIDENT and s.entry.type == PREFERENCE and _idle_preference(s),
+        DEMOTE,
+        lambda s: f"not recalled for {_days(s, s.entry.last_recalled or last_touched(s.entry)):.0f} days",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str
+    state: str
+    reason: str
+
+
+def decide(s: State) -> Decision:
+    for rule in RULES:
+        if rule.condition(s):
+            return Decision(rule.action, rule.state, rule.reason(s))
+    return Decision(KEEP, "current", "")
+
+
+# -- near-duplicates
+_ANCHOR = re.compile(r"^(?:[^\W_]+|[\u3400-\u9fff\uf900-\ufaff]{2})$")
+_CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What duplicate grouping needs of an entry (straight from the index, no parsing)."""
+
+    id: str
+    text: str
+    layer: str
+    hits: int
+    created: float  # epoch seconds of creation (or start of validity)
+    tokens: Sequence[str]  # the entry's index tokens
+    protected: bool = False  # pinned or a rule: never superseded, never compared
+
+
+def _rank(c: Candidate) -> tuple:
+    """Which of several duplicates to keep: resident first, then the most recalled, then the
+    oldest (the original wording)."""
+    return (c.layer != RESIDENT, -c.hits, c.created, c.id)
+
+
+def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dict[str, Candidate]:
+    """{id of a redundant entry: the kept entry that says everything it says}.
+
+    An entry is redundant when it is a near-duplicate (bigram similarity above 0.65 and no
+    content word of its own, see model/similarity.py) of an entry kept before it in rank
+    order. Redundancy is one-way, so no content can be lost: an entry that adds a word is
+    kept. Candidates come from the rarest anchor term of each entry (every duplicate holds
+    it), so the cost is the sum of the shortest posting lists, not n squared.
+    """
+    ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
+    kept: dict[str, list[int]] = {}
+    kept_at: list[Candidate] = []
+    sizes: list[int] = []
+    out: dict[str, Candidate] = {}
+    for c in ordered:
+        anchors = [t for t in set(c.tokens) if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))]
+        size = len(bigrams(c.text))
+        winner: Candidate | None = None
+        if anchors:
+            rarest = min(anchors, key=lambda t: (df(t), t))
+            for j in kept.get(rarest, ()):
+                small, big = min(size, sizes[j]), max(size, sizes[j])
+                if big and small / big <= DEDUP_THRESHOLD:
+                    continue  # the Jaccard similarity cannot exceed the ratio of the sizes
+                if is_duplicate(c.text, kept_at[j].text):
+                    winner = kept_at[j]
+                    break
+        if winner is not None:
+            out[c.id] = winner
+            continue
+        kept_at.append(c)
+        sizes.append(size)
+        for t in anchors:
+            kept.setdefault(t, []).append(len(kept_at) - 1)
+    return out
+
+
+def idle_days(e: Entry, now: datetime) -> float:
+    since = _idle_since(e)
+    return (now - since) / timedelta(days=1) if since else 0.0

@@ -1,0 +1,167 @@
+"""The light phase: the lifecycle table over real vaults, with a frozen clock and no model.
+It may only move and mark: every test compares every entry's text before and after."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from memdream.config import load_config
+from memdream.dream.ledger import records
+from memdream.memory import Memory
+from memdream.model.entry import Entry
+from memdream.model.lifecycle import RULES
+from memdream.store.format import parse_document, render_line
+
+
+def texts(vault: Path) -> dict[str, str]:
+    """id -> text of every entry line in the vault's entry files (archive included)."""
+    out: dict[str, str] = {}
+    for f in vault.rglob("*.md"):
+        if "dreams" in f.parts or "sessions" in f.parts:
+            continue
+        for e in parse_document(f.read_text(encoding="utf-8")).entries():
+            if e.id:
+                assert out.get(e.id, e.text) == e.text, f"{e.id} has two texts"
+                out[e.id] = e.text
+    return out
+
+
+def where(mem: Memory, entry_id: str) -> tuple[str, Entry]:
+    rows = [r for r in mem.index.by_id(mem.scope, entry_id)]
+    assert len(rows) == 1, rows
+    return rows[0].layer, rows[0].entry()
+
+
+def test_the_table_names_every_rule_once() -> None:
+    states = [r.state for r in RULES]
+    assert len(states) == len(set(states))
+    assert RULES[0].action == "keep" and "pinned" in RULES[0].state  # protection comes first
+
+
+def test_light_moves_and_marks_but_never_changes_a_text(mem: Memory, clock) -> None:
+    old_fact = mem.remember("The old gym was on Baker Street")
+    pinned = mem.remember("Old pinned note about the garage code location", pin=True)
+    rule = mem.remember("不要在周末给我发工作消息")
+    pref = mem.remember("I prefer window seats on trains")
+    clock.advance(days=200)
+    mem.remember("我在余杭区", subject="所在地")
+    clock.advance(days=1)
+    moved = mem.remember("我在西湖区", subject="所在地")
+    often = mem.remember("The wifi password hint is the cat's birthday", type="fact")
+    keeper = mem.remember("My sister Anna lives in Lyon")
+    mem.hit_flush_after = 1
+    for _ in range(3):
+        mem.recall("wifi hint cat birthday")
+    # A person types a near-duplicate by hand; the dream adopts and then merges it.
+    recall_file = mem.vault.recall_file_for(mem.scope, clock.now())
+    with open(recall_file, "a", encoding="utf-8") as fh:
+        fh.write("- my sister Anna lives in Lyon!\n")
+    before = texts(mem.vault.root)
+    report = mem.dream(["light"])
+    after = texts(mem.vault.root)
+    assert before.items() <= after.items()  # nothing lost, no text changed
+    assert len(after) == len(before) + 1  # only the adopted hand-written line got an id
+    assert report.phases[0].status == "applied"
+
+    layer, e = where(mem, often.id)
+    assert layer == "resident" and e.text == often.text  # promoted: recalled 3 times
+    layer, e = where(mem, old_fact.id)
+    assert layer == "archive" and e.valid_to is None  # old and unimportant: archived, still true
+    layer, e = where(mem, pref.id)
+    assert layer == "recall"  # a resident preference idle for 200 days: demoted
+    layer, e = where(mem, moved.supersedes)
+    assert layer == "archive" and e.end == "superseded"
+    hand = next(i for i, t in after.items() if t == "my sister Anna lives in Lyon!")
+    # Same age, no recalls: either copy may stay; the other is merged into it and archived.
+    (loser, winner) = (hand, keeper.id) if where(mem, hand)[0] == "archive" else (keeper.id, hand)
+    layer, e = where(mem, loser)
+    assert layer == "archive" and e.end == "merged" and e.superseded_by == winner and e.valid_to == clock.now()
+    assert where(mem, winner)[1].valid_to is None
+    for protected in (pinned, rule):  # untouched, though old and never recalled
+        layer, e = where(mem, protected.id)
+        assert layer == protected.layer and e == protected
+
+    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    assert "promoted" in diary and "recalled 3 times" in diary
+    assert f"`{loser}`" in diary and f"near-duplicate of `{winner}`" in diary
+    assert "No memory's text was changed." in diary
+    rec = records(mem)[-1]
+    assert rec["phases"] == {"light": "applied"} and rec["changes"]
+
+
+def test_recall_after_a_light_dream_still_finds_moved_memories(mem: Memory, clock) -> None:
+    mem.remember("我在余杭区", subject="所在地")
+    clock.advance(days=3)
+    mem.remember("我在西湖区", subject="所在地")
+    mem.dream(["light"])
+    assert [h.text for h in mem.recall("我在哪个区", k=3)][:1] == ["我在西湖区"]
+    as_of = [h.text for h in mem.recall("我在哪个区", as_of=(clock.now() - timedelta(days=2)).date().isoformat())]
+    assert as_of[:1] == ["我在余杭区"]  # the archive still answers as-of questions
+    assert [e.text for e in mem.history("所在地")] == ["我在余杭区", "我在西湖区"]
+
+
+def test_a_full_resident_layer_takes_no_promotions(vault: Path, clock) -> None:
+    vault.mkdir(parents=True)
+    (vault / "memdream.toml").write_text("[dream]\nresident_budget = 2\n", encoding="utf-8")
+    mem = Memory(load_config(vault, "me", "main", env={}), clock)
+    mem.vault.init()
+    mem.remember("I prefer tea", type="preference")
+    mem.hit_flush_after = 1
+    ids = [mem.remember(t, type="fact").id for t in ("Project Apollo starts in May", "Project Zephyr ends in June", "Project Hermes has 5 people")]
+    for _ in range(3):
+        for q in ("Apollo May", "Zephyr June", "Hermes people"):
+            mem.recall(q)
+    report = mem.dream(["light"])
+    layers = [where(mem, i)[0] for i in ids]
+    assert layers.count("resident") == 1 and layers.count("recall") == 2
+    diary = (vault / report.diary).read_text(encoding="utf-8")
+    assert "it is full (2/2)" in diary
+    mem.close()
+
+
+def test_dry_run_changes_no_byte(mem: Memory, clock) -> None:
+    mem.remember("我在余杭区", subject="所在地")
+    mem.remember("我在西湖区", subject="所在地")
+    snapshot = {p: p.read_bytes() for p in mem.vault.root.rglob("*") if p.is_file() and ".memdream" not in p.parts}
+    report = mem.dream(["light"], dry_run=True)
+    assert report.phases[0].status == "dry run" and "我在余杭区" in report.diary
+    assert {p: p.read_bytes() for p in mem.vault.root.rglob("*") if p.is_file() and ".memdream" not in p.parts} == snapshot
+
+
+def test_a_light_dream_over_5000_entries_changes_no_text(mem: Memory, clock) -> None:
+    """Files written directly (the files are the truth), then synced: 5,000 entries with
+    duplicates, superseded lines and often-recalled ones; no model configured."""
+    now = clock.now()
+    lines = []
+    for i in range(5000):
+        day = now - timedelta(days=i % 300)
+        if i % 50 == 0:
+            text = f"Meeting note {i // 50}: the budget review moved to room {i % 7}"
+        elif i % 50 == 1:
+            text = f"meeting note {(i - 1) // 50}: the budget review moved to room {(i - 1) % 7}!"  # a near-duplicate
+        elif i % 2:
+            text = f"第{i}号客户喜欢在周{i % 7 + 1}开会，偏好{['绿茶', '咖啡', '红茶'][i % 3]}"
+        else:
+            text = f"Customer {i} ordered {i % 13} boxes of item {i * 7 % 101} on day {i % 28}"
+        e = Entry(
+            text=text, id=f"e{i:05d}", type="fact", created_at=day, valid_from=day, source="import",
+            valid_to=now - timedelta(days=1) if i % 97 == 0 else None, end="superseded" if i % 97 == 0 else "",
+            hits=3 if i % 401 == 0 else 0,
+        )  # fmt: skip
+        lines.append(render_line(e))
+    folder = mem.vault.recall_dir(mem.scope)
+    folder.mkdir(parents=True)
+    for part in range(5):
+        (folder / f"2026-0{part + 1}.md").write_text("# Recall\n\n" + "\n".join(lines[part * 1000 : (part + 1) * 1000]) + "\n", encoding="utf-8")
+    mem.sync()
+    assert mem.llm is None
+    before = texts(mem.vault.root)
+    report = mem.dream()
+    after = texts(mem.vault.root)
+    assert before == after
+    light = report.phases[0]
+    assert light.status == "applied" and light.changes > 100, light.failed
+    assert all(p.status == "skipped" for p in report.phases[1:])
+    counts = mem.stats()
+    assert sum(n for k, n in counts.items() if k.startswith("recall.")) < 5000

@@ -1,0 +1,148 @@
+"""Dreams as transactions: invariants that roll a phase back, edits made meanwhile, undo by
+ledger and by git revert, the CLI's refusals."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memdream.cli.main import cli
+from memdream.config import load_config
+from memdream.dream.apply import apply_plan
+from memdream.dream.invariants import Baseline, check
+from memdream.dream.light import plan_light
+from memdream.dream.transaction import Transaction
+from memdream.errors import NotFound
+from memdream.memory import Memory
+from memdream.store.format import Document, parse_document
+
+
+def entry_files(vault: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in vault.rglob("*.md") if "dreams" not in p.parts}
+
+
+def test_a_canary_that_would_be_lost_rolls_the_phase_back(tmp_path: Path, clock) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "memdream.toml").write_text('[dream]\ncanaries = ["Where is the spare key?"]\n', encoding="utf-8")
+    mem = Memory(load_config(vault, "me", "main", env={}), clock)
+    mem.vault.init()
+    key = mem.remember("The spare key is under the blue flowerpot", type="fact")
+    mem.remember("我在余杭区", subject="所在地")
+    clock.advance(days=200)
+    mem.remember("我在西湖区", subject="所在地")
+    before = entry_files(vault)
+    report = mem.dream(["light"])
+    light = report.phases[0]
+    # The old, never-recalled key fact would be archived: the canary catches it.
+    assert light.status == "rolled back" and "spare key" in light.failed[0] and key.id in light.failed[0]
+    assert entry_files(vault) == before
+    assert mem.recall("spare key", k=1)[0].entry.id == key.id
+    diary = (vault / report.diary).read_text(encoding="utf-8")
+    assert "put every file back" in diary and "spare key" in diary
+    mem.close()
+
+
+def test_the_invariants_catch_a_lost_entry_and_a_secret(mem: Memory) -> None:
+    keep = mem.remember("I like hiking in the Alps")
+    gone = mem.remember("My bike is a red Canyon")
+    base = Baseline.take(mem, budget=30, queries=())
+    tx = Transaction()
+    mem._tx = tx
+    path = mem.vault.root / mem.index.by_id(mem.scope, gone.id)[0].path
+
+    def drop_and_leak(doc: Document) -> None:
+        doc.remove(doc.find(gone.id))
+        doc.lines.append(parse_document("- db password is hunter2hunter2 <!--m:id=leak01;t=fact-->\n").lines[0])
+
+    mem._update(path, drop_and_leak)
+    mem._tx = None
+    failed = check(mem, base, tx)
+    assert any("disappear" in f and gone.id in f for f in failed)
+    assert any("leak01" in f and "credential" in f for f in failed)
+    assert mem.get(keep.id)
+
+
+def test_an_entry_edited_after_planning_is_left_alone(mem: Memory, clock) -> None:
+    old = mem.remember("我在余杭区", subject="所在地")
+    mem.remember("我在西湖区", subject="所在地")
+    plan = plan_light(mem, 30)
+    assert [op.entry.id for op in plan.ops] == [old.id]
+    path = mem.vault.root / mem.index.by_id(mem.scope, old.id)[0].path
+    text = path.read_text(encoding="utf-8").replace("我在余杭区", "我以前在余杭区")  # a person edits it meanwhile
+    path.write_text(text, encoding="utf-8")
+    applied = apply_plan(mem, plan, 30)
+    assert applied.skipped and "changed after" in applied.skipped[0].why and not applied.done
+    assert "我以前在余杭区" in path.read_text(encoding="utf-8")
+
+
+def test_undo_reverses_the_last_dream_and_keeps_later_memories(mem: Memory, clock) -> None:
+    mem.remember("我在余杭区", subject="所在地")
+    clock.advance(days=1)
+    mem.remember("我在西湖区", subject="所在地")
+    dup = mem.remember("My sister Anna lives in Lyon")
+    with open(mem.vault.recall_file_for(mem.scope, clock.now()), "a", encoding="utf-8") as fh:
+        fh.write("- my sister Anna lives in Lyon!\n")
+    mem.adopt()
+    before = {e.id: (e.layer, e.text, e.valid_to) for e in mem.list(include_ended=True)}
+    report = mem.dream(["light"])
+    assert report.phases[0].changes == 2
+    later = mem.remember("I started learning the cello")
+    out = mem.undo()
+    assert out["how"] == "ledger"
+    after = {e.id: (e.layer, e.text, e.valid_to) for e in mem.list(include_ended=True)}
+    assert {k: v for k, v in after.items() if k != later.id} == before
+    assert later.id in after and mem.get(dup.id).valid_to is None
+    with pytest.raises(NotFound):
+        mem.undo()  # the last dream is undone; there is no earlier one
+
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+@needs_git
+def test_in_a_git_vault_each_dream_is_one_commit_and_undo_reverts_it(mem: Memory, clock) -> None:
+    root = mem.vault.root
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    mem.remember("我在余杭区", subject="所在地")
+    clock.advance(days=1)
+    mem.remember("我在西湖区", subject="所在地")
+    report = mem.dream(["light"])
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert log[0].startswith(f"dream {report.run}: light 1") and log[1].startswith("memdream: changes before dream")
+    shown = subprocess.run(["git", "show", "--stat", "--format=", "HEAD"], cwd=root, capture_output=True, text=True).stdout
+    assert ".archive/entries" in shown and "dreams/" in shown and "MEMORY.md" not in shown
+    later = mem.remember("I started learning the cello")
+    assert mem.history("所在地")[0].layer == "archive"
+    out = mem.undo()
+    assert out["how"] == "git revert"
+    assert mem.history("所在地")[0].layer == "recall"  # the index followed the files
+    assert mem.get(later.id).text == "I started learning the cello"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
+    assert status == ""
+    subjects = subprocess.run(["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
+    assert f"undo dream {report.run}" in subjects
+
+
+def test_cli_dream_undo_and_their_refusals(tmp_path: Path) -> None:
+    runner = CliRunner()
+    v = str(tmp_path / "v")
+    assert runner.invoke(cli, ["init", "--vault", v]).exit_code == 0
+    for t in ("我在余杭区", "我在西湖区"):
+        assert runner.invoke(cli, ["remember", t, "--subject", "所在地", "--vault", v]).exit_code == 0
+    bad = runner.invoke(cli, ["dream", "--days", "31", "--vault", v])
+    assert bad.exit_code == 2 and "1<=x<=30" in bad.output
+    dry = runner.invoke(cli, ["dream", "--dry-run", "--json", "--vault", v])
+    assert dry.exit_code == 0 and json.loads(dry.output)["phases"][0]["status"] == "dry run"
+    res = runner.invoke(cli, ["dream", "--vault", v])
+    assert res.exit_code == 0 and "light: applied" in res.output and "no model is configured" in res.output
+    assert res.output.count("no model is configured") == 1
+    undo = runner.invoke(cli, ["undo", "--yes", "--vault", v])
+    assert undo.exit_code == 0 and "undid dream" in undo.output
+    again = runner.invoke(cli, ["undo", "--yes", "--vault", v])
+    assert again.exit_code == 1 and "hint:" in again.output
