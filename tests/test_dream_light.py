@@ -165,3 +165,22 @@ def test_a_light_dream_over_5000_entries_changes_no_text(mem: Memory, clock) -> 
     assert all(p.status == "skipped" for p in report.phases[1:])
     counts = mem.stats()
     assert sum(n for k, n in counts.items() if k.startswith("recall.")) < 5000
+
+
+def test_later_dreams_compare_only_new_lines_and_still_find_their_duplicates(mem: Memory, clock) -> None:
+    old = mem.remember("我女儿小雨在学钢琴")
+    short = mem.remember("Lin takes the 8:15 train")
+    for i in range(30):
+        mem.remember(f"Unrelated fact number {i} about the garden")
+    first = mem.dream(["light"])
+    assert first.phases[0].status == "nothing to do"
+    clock.advance(hours=2)
+    recall_file = mem.vault.recall_file_for(mem.scope, clock.now())
+    with open(recall_file, "a", encoding="utf-8") as fh:
+        fh.write("- 我女儿小雨在学钢琴！\n")  # the same fact typed again
+        fh.write("- Lin takes the 8:15 train to work\n")  # says more than the old line
+    second = mem.dream(["light"])
+    assert second.phases[0].changes == 2, second.phases[0]
+    assert mem.get(old.id).valid_to is None  # the older, identical one stays
+    ended = mem.get(short.id)
+    assert ended.end == "merged" and mem.get(ended.superseded_by).text == "Lin takes the 8:15 train to work"

@@ -19,7 +19,7 @@ from memdream.dream.transaction import Transaction
 from memdream.errors import MemdreamError
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.model.secrets import find_secret
-from memdream.store.format import Document, parse_document
+from memdream.store.format import Document, Line, parse_document, quick_id, render_line
 from memdream.store.vault import MEMORY_HEADER
 from memdream.store.writer import decode, read_file
 
@@ -56,47 +56,60 @@ def _current(mem: "Memory", rel: str) -> Document:
     return parse_document(decode(data, path) if state.exists else "")
 
 
+def _by_id(doc: Document, wanted: set[str]) -> dict[str, Line]:
+    """The lines of `doc` whose id is in `wanted` (only those lines are parsed)."""
+    out: dict[str, Line] = {}
+    for ln in doc.lines:
+        if ln.is_entry and quick_id(ln.raw) in wanted:
+            e = ln.entry
+            if e is not None and e.id in wanted and e.id not in out:
+                out[e.id] = ln
+    return out
+
+
+def _ids(doc: Document) -> set[str]:
+    return {quick_id(ln.raw) for ln in doc.lines if ln.is_entry}
+
+
 def _apply_moves(mem: "Memory", moves: list[Move], out: Applied, now) -> None:  # type: ignore[no-untyped-def]
     # Check each entry is still there as planned, then copy to the destinations, then remove
     # from the sources: a crash in between leaves a line in two places, never in none.
     by_src: dict[str, list[Move]] = defaultdict(list)
     for mv in moves:
         by_src[mv.path].append(mv)
-    to_dest: dict[Path, tuple[str, list[Entry]]] = {}
-    to_remove: dict[str, dict[str, str]] = defaultdict(dict)
+    to_dest: dict[Path, tuple[str, list[Line]]] = {}
+    to_remove: dict[str, dict[str, str]] = defaultdict(dict)  # source -> id -> the raw line that leaves
+    dests = {layer: _dest(mem, layer, now) for layer in {mv.to for mv in moves}}
     for rel, group in by_src.items():
-        doc = _current(mem, rel)
+        found = _by_id(_current(mem, rel), {mv.entry.id for mv in group})
         for mv in group:
-            i = doc.find(mv.entry.id)
-            e = doc.lines[i].entry if i >= 0 else None
-            if e is None or e.text != mv.entry.text or e.valid_to != mv.entry.valid_to:
+            ln = found.get(mv.entry.id)
+            e = ln.entry if ln is not None else None
+            if ln is None or e is None or e.text != mv.entry.text or e.valid_to != mv.entry.valid_to:
                 out.skipped.append(Rejected(f"{mv.kind} `{mv.entry.id}`", "the memory changed after the dream looked at it"))
                 continue
-            moved = e
+            moved = Line(ln.raw.rstrip("\r"), e)  # a plain move copies the line byte for byte
             if mv.valid_to is not None:
-                moved = moved.evolve(valid_to=mv.valid_to, end=mv.end or moved.end, superseded_by=mv.superseded_by or moved.superseded_by)
-            path, header = _dest(mem, mv.to, now)
+                marked = e.evolve(valid_to=mv.valid_to, end=mv.end or e.end, superseded_by=mv.superseded_by or e.superseded_by)
+                moved = Line(render_line(marked), marked)
+            path, header = dests[mv.to]
             to_dest.setdefault(path, (header, []))[1].append(moved)
-            to_remove[rel][e.id] = e.text
+            to_remove[rel][e.id] = ln.raw
             out.done.append((mv, mv.reason))
-    for path, (header, entries) in to_dest.items():
+    for path, (header, lines) in to_dest.items():
 
-        def add(doc: Document, entries: list[Entry] = entries) -> None:
-            for e in entries:
-                if doc.find(e.id) < 0:
-                    doc.append_entry(e)
+        def add(doc: Document, lines: list[Line] = lines) -> None:
+            present = _ids(doc)
+            for ln in lines:
+                if ln.entry is not None and ln.entry.id not in present:
+                    doc.lines.append(ln)
 
         mem._update(path, add, header=header)
     for rel, ids in to_remove.items():
 
         def drop(doc: Document, ids: dict[str, str] = ids) -> None:
-            keep = []
-            for ln in doc.lines:
-                e = ln.entry if ln.is_entry else None
-                if e is not None and e.id in ids and e.text == ids[e.id]:
-                    continue
-                keep.append(ln)
-            doc.lines[:] = keep
+            # Only the very line that was copied: a line edited meanwhile stays.
+            doc.lines[:] = [ln for ln in doc.lines if not (ln.is_entry and ids.get(quick_id(ln.raw)) == ln.raw)]
 
         mem._update(mem.vault.root / rel, drop)
 

@@ -53,7 +53,7 @@ def _quiet_recall(mem: "Memory", query: str):  # type: ignore[no-untyped-def]
     """Recall by relevance, without counting hits (a check must not change what it checks).
     Relevance, not the full score: a canary asks whether a memory can still be found, and
     a dream does not change recency or importance."""
-    return recall_hits(mem.index, mem.scope, query, CANARY_K, mem.clock.now(), rank_by="relevance")
+    return recall_hits(mem.index, mem.scope, query, CANARY_K, mem.clock.now(), rank_by="relevance", postings=False)
 
 
 def _ids(mem: "Memory") -> set[str]:

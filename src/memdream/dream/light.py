@@ -7,10 +7,13 @@ archive what is old and unimportant, demote idle resident preferences.
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import datetime
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from memdream.dream.plan import Move, Plan
-from memdream.model.entry import ARCHIVE, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR
+from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
 from memdream.model.lifecycle import (
     ARCHIVE_IT,
     DEMOTE,
@@ -18,6 +21,7 @@ from memdream.model.lifecycle import (
     PROMOTE,
     PROMOTE_HITS,
     STALE_CONTEXT_DAYS,
+    STALE_DAYS,
     SUPERSEDE,
     UNIMPORTANT_MAX,
     Candidate,
@@ -31,6 +35,27 @@ if TYPE_CHECKING:
     from memdream.memory import Memory
 
 DAY = 86400.0
+# A new line's partners: the entries sharing the most of its 8 rarest terms that are not
+# common (OR, best BM25 first), at most 50. A duplicate either way shares nearly all of them.
+DEDUP_QUERY_TERMS = 8
+DEDUP_PARTNERS = 50
+DEDUP_COMMON_SHARE, DEDUP_COMMON_MIN = 0.01, 50  # terms in more entries than 1% (at least 50) are too common to query
+
+
+def row_of(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: float) -> tuple:  # type: ignore[no-untyped-def]
+    return (eid, type_, text, vf, ca, la, hits, sal)
+
+
+def _from_columns(r: tuple, layer: str, now: datetime) -> Entry:
+    """The fields the lifecycle reads, from the index's columns (no parsing): for a current,
+    unpinned entry. A move re-reads the line from its file before writing anything."""
+    eid, type_, text, vf, ca, la, hits, sal = r
+    tz = now.tzinfo
+
+    def dt(x: float | None) -> datetime | None:
+        return datetime.fromtimestamp(x, tz) if x is not None else None
+
+    return Entry(text=text, id=eid, type=type_, valid_from=dt(vf), created_at=dt(ca), last_recalled=dt(la), hits=hits, salience=sal, layer=layer)
 
 
 def inputs(mem: "Memory") -> str:
@@ -38,46 +63,86 @@ def inputs(mem: "Memory") -> str:
     return f"{mem.index.generation()}:{mem.clock.now().date().isoformat()}"
 
 
-def plan_light(mem: "Memory", budget: int) -> Plan:
+def _candidates(rows: list[tuple]) -> list[Candidate]:
+    return [
+        Candidate(eid, text, layer, hits, ca or vf or 0.0, tok.split(), bool(pinned) or type_ == "rule")
+        for eid, layer, type_, text, vf, ca, hits, pinned, tok in rows
+    ]
+
+
+_CAND = "SELECT e.id, e.layer, e.type, e.text, e.vf, e.ca, e.hits, e.pinned, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
+
+
+def _near_duplicates(mem: "Memory", since_rowid: int) -> dict[str, Candidate]:
+    """Near-duplicate groups among the scope's current entries. With `since_rowid` (the index's
+    high-water mark at the last light dream), only lines new or changed since are compared,
+    each with the entries that share most of its rarest terms (an index query): pairs of older lines
+    were settled by earlier dreams. Without, every entry is compared (the first dream)."""
+    db = mem.index.db
+    scope = (mem.scope.key, RESIDENT, RECALL)
+    where = "WHERE e.scope = ? AND e.layer IN (?, ?) AND e.vt IS NULL"
+    if not since_rowid:
+        cands = _candidates(db.execute(_CAND + where, scope).fetchall())
+        df = Counter(chain.from_iterable(set(c.tokens) for c in cands))  # the scope's own document frequencies
+        return duplicates(cands, df.__getitem__)
+    fresh = _candidates(db.execute(_CAND + where + " AND e.rowid > ?", (*scope, since_rowid)).fetchall())
+    if not fresh:
+        return {}
+    pool: dict[str, Candidate] = {c.id: c for c in fresh}
+    n_docs = mem.index.corpus_stats()[0]
+    common = max(DEDUP_COMMON_MIN, int(n_docs * DEDUP_COMMON_SHARE))
+    for c in fresh:
+        anchors = [t for t in dict.fromkeys(c.tokens) if not t.startswith("memdream")]
+        df = mem.index.document_frequency(anchors)
+        ranked = sorted((t for t in anchors if df.get(t)), key=lambda t: (df[t], t))
+        rare = [t for t in ranked if df[t] <= common][:DEDUP_QUERY_TERMS]
+        if rare:  # OR over the rare terms: a posting list walk that stays short
+            found = mem.index.match(mem.scope, rare, DEDUP_PARTNERS, (RESIDENT, RECALL), True, op="OR")
+        elif ranked:  # only common words: the entries holding all of the three rarest
+            found = mem.index.match(mem.scope, ranked[:3], DEDUP_PARTNERS, (RESIDENT, RECALL), True, op="AND")
+        else:
+            continue
+        rowids = [row.rowid for row, _ in found]
+        if rowids:
+            marks = ",".join("?" * len(rowids))
+            for p in _candidates(db.execute(_CAND + f"WHERE e.rowid IN ({marks})", rowids).fetchall()):
+                pool.setdefault(p.id, p)
+    df_all = mem.index.document_frequency(sorted({t for c in pool.values() for t in c.tokens}))
+    return duplicates(pool.values(), lambda t: df_all.get(t, 0))
+
+
+def high_water(mem: "Memory") -> int:
+    row = mem.index.db.execute("SELECT max(rowid) FROM entries").fetchone()
+    return int(row[0] or 0)
+
+
+def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()
     db = mem.index.db
     rows = db.execute(
-        "SELECT e.id, e.path, e.layer, e.type, e.text, e.line, e.vf, e.vt, e.ca, e.la, e.hits, e.salience, e.pinned, f.tok "
-        "FROM entries e JOIN entries_fts f ON f.rowid = e.rowid WHERE e.scope = ? AND e.layer IN (?, ?)",
+        "SELECT e.id, e.path, e.layer, e.type, e.text, e.line, e.vf, e.vt, e.ca, e.la, e.hits, e.salience, e.pinned "
+        "FROM entries e WHERE e.scope = ? AND e.layer IN (?, ?)",
         (mem.scope.key, RESIDENT, RECALL),
     ).fetchall()
     plan.seen = len(rows)
-    df_all: dict[str, int] = {}
-
-    def df(term: str) -> int:
-        if term not in df_all:
-            r = db.execute("SELECT df FROM terms WHERE term = ?", (term,)).fetchone()
-            df_all[term] = r[0] if r else 0
-        return df_all[term]
-
-    cands = [
-        Candidate(eid, text, layer, hits, ca or vf or 0.0, tok.split(), bool(pinned) or type_ == "rule")
-        for eid, _p, layer, type_, text, _l, vf, vt, ca, la, hits, _s, pinned, tok in rows
-        if vt is None
-    ]
-    dups = duplicates(cands, df)
+    dups = _near_duplicates(mem, since_rowid)
     resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
     leaving = 0
     promotions: list[Move] = []
-    for eid, path, layer, type_, _text, line, vf, vt, ca, la, hits, sal, _pin, _tok in rows:
+    for eid, path, layer, type_, text, line, vf, vt, ca, la, hits, sal, _pin in rows:
         idle = (t_now - max(t for t in (ca, vf, la, 0.0) if t is not None)) / DAY
         maybe = (
             vt is not None
             or eid in dups
             or (layer == RECALL and hits >= PROMOTE_HITS)
-            or (layer == RECALL and not hits and not sal and TYPE_PRIOR.get(type_, 0.4) <= UNIMPORTANT_MAX and idle > STALE_CONTEXT_DAYS)
+            or (layer == RECALL and not hits and not sal and TYPE_PRIOR.get(type_, 0.4) <= UNIMPORTANT_MAX and idle > (STALE_CONTEXT_DAYS if type_ == CONTEXT else STALE_DAYS))
             or (layer == RESIDENT and type_ == PREFERENCE and idle > DEMOTE_IDLE_DAYS)
         )
         if not maybe:
             continue
-        entry = parse_line(line, layer)
+        entry = parse_line(line, layer) if vt is not None or "pin=" in line else _from_columns(row_of(eid, type_, text, vf, ca, la, hits, sal), layer, now)
         d = decide(State(entry, layer, now, duplicate_of=dups[eid].id if eid in dups else ""))
         if d.action == ARCHIVE_IT:
             plan.ops.append(Move(entry, path, ARCHIVE, "archive", d.reason))

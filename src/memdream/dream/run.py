@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.dream import diary, gitvault, ledger
 from memdream.dream.apply import Applied, apply_plan
+from memdream.dream.light import high_water
 from memdream.dream.light import inputs as light_inputs
 from memdream.dream.plan import UNCHANGED, Plan
 from memdream.errors import NotFound, RefusedInput, VaultError
@@ -88,7 +89,7 @@ def planners() -> dict[str, Planner]:
     from memdream.dream.replay import plan_replay
 
     return {
-        "light": lambda mem, days, last: plan_light(mem, mem.config.dream.resident_budget),
+        "light": lambda mem, days, last: plan_light(mem, mem.config.dream.resident_budget, int(last or 0)),
         "deep": lambda mem, days, last: plan_deep(mem, mem.llm, last),  # type: ignore[arg-type]
         "distill": lambda mem, days, last: plan_distill(mem, mem.llm, days, mem.config.dream.resident_budget, last),  # type: ignore[arg-type]
         "replay": lambda mem, days, last: plan_replay(mem, mem.llm, last),  # type: ignore[arg-type]
@@ -140,7 +141,8 @@ def dream(
             plan = Plan(phase, status=UNCHANGED)
         else:
             try:
-                plan = plans[phase](mem, days, "" if force else str(state.get(phase, {}).get("inputs") or ""))
+                last = str(state.get(phase, {}).get("rowid_hw" if phase == "light" else "inputs") or "")
+                plan = plans[phase](mem, days, "" if force and phase != "light" else last)
             except LLMError as exc:
                 plan = Plan(phase, status=f"Skipped: the model did not answer usefully ({exc.message}). Nothing was changed.")
         message = plan.status[len("Skipped: "):] if plan.status.startswith("Skipped: ") else plan.status
@@ -167,6 +169,8 @@ def dream(
                         mine["added"] += [i for i in ch["added"] if i not in mine["added"]]
             if not dry_run:
                 state[phase] = {"at": now.isoformat(), "inputs": light_inputs(mem) if phase == "light" else plan.inputs}
+                if phase == "light" and (applied is None or not applied.failed):
+                    state[phase]["rowid_hw"] = high_water(mem)
                 if plan.replayed and (applied is None or not applied.failed):
                     record["replayed"] += plan.replayed
         record["phases"][phase] = pr.status

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdream.store.format import parse_document
+from memdream.store.format import quick_id
 from memdream.store.writer import Update, read_file
 
 
@@ -39,18 +39,20 @@ class Transaction:
 
     def record(self, path: Path, upd: Update) -> None:
         fc = self.files[path]
+        added = set(fc.added)
         for raw in upd.removed:
-            e = parse_document(raw + "\n").entries()
-            if e and e[0].id:
-                if e[0].id in fc.added:
-                    fc.added.remove(e[0].id)  # added and changed again within the phase: one addition
-                elif e[0].id not in fc.removed:
-                    fc.removed[e[0].id] = raw
+            eid = quick_id(raw)
+            if eid:
+                if eid in added:
+                    fc.added.remove(eid)  # added and changed again within the phase: one addition
+                    added.discard(eid)
+                elif eid not in fc.removed:
+                    fc.removed[eid] = raw
         adopted = set(upd.adopted_ids)  # a person's lines, only given an id: not the dream's to undo
         for ln in upd.added:
-            e = ln.entry
-            if e is not None and e.id and e.id not in adopted:
-                fc.added.append(e.id)
+            eid = quick_id(ln.raw)
+            if eid and eid not in adopted:
+                fc.added.append(eid)
 
     @property
     def changed(self) -> bool:

@@ -201,12 +201,21 @@ class Index:
                 self._index_doc(db, rel, scope, layer, upd.state, upd.document)
                 return
             stale: list[int] = []
-            for raw in upd.removed:
-                hit = db.execute(
-                    "SELECT rowid FROM entries WHERE path = ? AND line_hash = ? LIMIT 1", (rel, line_hash(raw))
-                ).fetchone()
-                if hit is not None:
-                    stale.append(hit[0])
+            if len(upd.removed) > 50:  # many lines left (a dream's moves): one query for the file's rows
+                rows_of: dict[str, list[int]] = {}
+                for rid, lh in db.execute("SELECT rowid, line_hash FROM entries WHERE path = ?", (rel,)):
+                    rows_of.setdefault(lh, []).append(rid)
+                for raw in upd.removed:
+                    rids = rows_of.get(line_hash(raw))
+                    if rids:
+                        stale.append(rids.pop())
+            else:
+                for raw in upd.removed:
+                    hit = db.execute(
+                        "SELECT rowid FROM entries WHERE path = ? AND line_hash = ? LIMIT 1", (rel, line_hash(raw))
+                    ).fetchone()
+                    if hit is not None:
+                        stale.append(hit[0])
             if stale:
                 self._delete_rows(db, stale)
             added = []
@@ -271,10 +280,13 @@ class Index:
         rows, fts = [], []
         df: Counter[str] = Counter()
         total = 0
+        known = Index._known_tokens(db, items) if len(items) > 20 else {}
         for n, (lh, raw, e) in enumerate(items):
-            tok = index_text(e.text + " " + e.subject)
-            if negated(e.text):
-                tok += " " + NEG_TOKEN
+            tok = known.get((text_hash(e.text), e.subject))
+            if tok is None:
+                tok = index_text(e.text + " " + e.subject)
+                if negated(e.text):
+                    tok += " " + NEG_TOKEN
             words = tok.split()
             df.update(set(words))
             total += len(words)
@@ -301,15 +313,36 @@ class Index:
         )
 
     @staticmethod
+    def _known_tokens(db: sqlite3.Connection, items: list[tuple[str, str, Entry]]) -> dict[tuple[str, str], str]:
+        """Tokens of rows already indexed with the same text and subject (a line moved to
+        another file is inserted before its old row goes): tokenizing again is the slow part."""
+        hashes = list({text_hash(e.text) for _, _, e in items})
+        out: dict[tuple[str, str], str] = {}
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT e.thash, e.subject, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid WHERE e.thash IN ({marks})"
+            for th, subj, tok in db.execute(sql, chunk):
+                out.setdefault((th, subj), tok)
+        return out
+
+    @staticmethod
     def _delete_rows(db: sqlite3.Connection, rowids: list[int]) -> None:
-        for rid in rowids:
-            row = db.execute("SELECT tok FROM entries_fts WHERE rowid = ?", (rid,)).fetchone()
-            if row is not None:
-                words = row[0].split()
-                toks = [(t,) for t in set(words)]
-                db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", toks)
-                db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", toks)
-                _bump_meta(db, -1, -len(words))
+        gone: Counter[str] = Counter()  # term -> rows leaving that hold it (one batched df update)
+        nrows = ntok = 0
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for (tok,) in db.execute(f"SELECT tok FROM entries_fts WHERE rowid IN ({marks})", chunk):
+                words = tok.split()
+                gone.update(set(words))
+                nrows += 1
+                ntok += len(words)
+        if gone:
+            db.executemany("UPDATE terms SET df = df - ? WHERE term = ?", ((n, t) for t, n in gone.items()))
+            db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", ((t,) for t in gone))
+        if nrows:
+            _bump_meta(db, -nrows, -ntok)
         gen = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
         db.executemany("INSERT OR REPLACE INTO deleted(rowid, gen) VALUES (?, ?)", ((r, gen) for r in rowids))
         if db.execute("SELECT count(*) FROM deleted").fetchone()[0] > DELETED_LOG_MAX:
@@ -391,6 +424,7 @@ class Index:
         limit: int,
         layers: tuple[str, ...] = (RESIDENT, RECALL),
         current_only: bool = True,
+        postings: bool = True,
     ) -> list[tuple[Row, float]]:
         """The best `limit` rows for `query` with their BM25 (memdream's formula, all query terms).
 
@@ -406,7 +440,7 @@ class Index:
         if not present or limit <= 0:
             return []
         n_docs, avgdl = self.corpus_stats()
-        if current_only and self._searches > 1 and n_docs >= self.postings_min_entries:
+        if postings and current_only and self._searches > 1 and n_docs >= self.postings_min_entries:
             if self._postings is None:
                 from memdream.index.postings import Postings
 

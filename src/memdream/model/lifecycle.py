@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
 from memdream.model.scoring import importance, last_touched
-from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, is_duplicate
+from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, new_content
 
 PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
 STALE_DAYS = 180  # a fact untouched (not created, started or recalled) this long is "old" ...
@@ -151,36 +151,78 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
     """{id of a redundant entry: the kept entry that says everything it says}.
 
     An entry is redundant when it is a near-duplicate (bigram similarity above 0.65 and no
-    content word of its own, see model/similarity.py) of an entry kept before it in rank
-    order. Redundancy is one-way, so no content can be lost: an entry that adds a word is
-    kept. Candidates come from the rarest anchor term of each entry (every duplicate holds
-    it), so the cost is the sum of the shortest posting lists, not n squared.
+    content word of its own, see model/similarity.py) of another. Entries are taken in rank
+    order: one that repeats an entry kept before it is redundant; one that says more than an
+    entry kept before it makes that one redundant instead. Either way nothing is lost: a
+    line that adds a word is never the redundant one. Candidates come from the rarest
+    anchor term of each entry (every duplicate holds it), so the cost is the sum of short
+    posting lists, not n squared.
     """
     ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
-    kept: dict[str, list[int]] = {}
+    kept: dict[str, list[int]] = {}  # anchor term -> kept entries holding it
+    by_rarest: dict[str, list[int]] = {}  # anchor term -> kept entries whose rarest anchor it is
     kept_at: list[Candidate] = []
-    sizes: list[int] = []
+    alive: list[bool] = []
+    grams: list[set[str] | None] = []  # bigram sets of the kept entries, made when first compared
     out: dict[str, Candidate] = {}
+    every = {t for c in ordered for t in c.tokens}
+    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))}
+    # Rarest first, ties by the token itself: the same input always gives the same groups.
+    rank = {t: i for i, t in enumerate(sorted(anchor_set, key=lambda t: (df(t), t)))}
+
+    def grams_of(j: int) -> set[str]:
+        g = grams[j]
+        if g is None:
+            g = grams[j] = bigrams(kept_at[j].text)
+        return g
+
+    def similar(mine: set[str], j: int) -> bool:
+        other = grams_of(j)
+        small, big = sorted((len(mine), len(other)))
+        if not big or small / big <= DEDUP_THRESHOLD:
+            return False  # the Jaccard similarity cannot exceed the ratio of the sizes
+        shared = len(mine & other)
+        return shared / (len(mine) + len(other) - shared) > DEDUP_THRESHOLD  # as model/similarity.is_duplicate
+
+    losers_of: dict[str, list[str]] = {}
     for c in ordered:
-        anchors = [t for t in set(c.tokens) if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))]
-        size = len(bigrams(c.text))
-        winner: Candidate | None = None
-        if anchors:
-            rarest = min(anchors, key=lambda t: (df(t), t))
-            for j in kept.get(rarest, ()):
-                small, big = min(size, sizes[j]), max(size, sizes[j])
-                if big and small / big <= DEDUP_THRESHOLD:
-                    continue  # the Jaccard similarity cannot exceed the ratio of the sizes
-                if is_duplicate(c.text, kept_at[j].text):
-                    winner = kept_at[j]
-                    break
+        anchors = anchor_set.intersection(c.tokens)
+        if not anchors:
+            continue
+        mine = None
+        rarest = min(anchors, key=rank.__getitem__)
+        winner = None
+        for j in kept.get(rarest, ()):
+            mine = mine if mine is not None else bigrams(c.text)
+            if alive[j] and similar(mine, j) and not new_content(c.text, kept_at[j].text):
+                winner = kept_at[j]
+                break
         if winner is not None:
             out[c.id] = winner
+            losers_of.setdefault(winner.id, []).append(c.id)
             continue
+        me = len(kept_at)
         kept_at.append(c)
-        sizes.append(size)
+        alive.append(True)
+        grams.append(mine)
+        # Kept entries that this one covers (their rarest term is one of ours) become redundant.
         for t in anchors:
-            kept.setdefault(t, []).append(len(kept_at) - 1)
+            for j in by_rarest.get(t, ()):
+                if not alive[j]:
+                    continue
+                mine = mine if mine is not None else bigrams(c.text)
+                grams[me] = mine
+                if similar(mine, j) and not new_content(kept_at[j].text, c.text):
+                    alive[j] = False
+                    covered = kept_at[j].id
+                    out[covered] = c
+                    moved = losers_of.pop(covered, [])
+                    for loser in moved:
+                        out[loser] = c
+                    losers_of.setdefault(c.id, []).extend(moved + [covered])
+        for t in anchors:
+            kept.setdefault(t, []).append(me)
+        by_rarest.setdefault(rarest, []).append(me)
     return out
 
 

@@ -57,6 +57,7 @@ def recall(
     rank_by: str = "score",
     fusion: str = "capped",
     cosine_weight: float = DEFAULT_COSINE_WEIGHT,
+    postings: bool = True,
 ) -> list[Hit]:
     """The `k` best memories for `query`, valid now (or at `as_of`), best first.
 
@@ -66,7 +67,7 @@ def recall(
     if k <= 0:
         return []
     layers = (RESIDENT, RECALL) if as_of is None else (RESIDENT, RECALL, ARCHIVE)
-    found = index.keyword_candidates(scope, query, CANDIDATES, layers=layers, current_only=as_of is None)
+    found = index.keyword_candidates(scope, query, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings)
     rows: dict[int, tuple[Row, float | None]] = {row.rowid: (row, s) for row, s in found}
     if nearest is not None:
         for row in nearest(query, CANDIDATES):
