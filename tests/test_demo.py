@@ -19,7 +19,8 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     assert "<!--m:id=" in out  # the raw lines are shown with their metadata
     # The kept vault holds exactly the story.
     recall = (tmp_path / "demo/scopes/main/me/memory/recall/2026-06.md").read_text(encoding="utf-8")
-    assert recall.count("subj=所在地") == 3
+    archive = (tmp_path / "demo/scopes/main/me/memory/.archive/entries/2026-07.md").read_text(encoding="utf-8")
+    assert recall.count("subj=所在地") == 1 and archive.count("subj=所在地") == 2  # the dream archived the superseded two
     # The recall act: as-of answers and explained scores.
     assert "recall 所在地 --as-of 2026-06-01  ->  我在余杭区" in out
     assert "recall 所在地 --as-of 2026-06-21  ->  我在西湖区" in out
@@ -27,6 +28,10 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     # The knowledge act: the four CRUD outcomes show, and the conflict is resolved.
     assert "->  ADD" in out and "->  UPDATE" in out and "->  CONFLICT" in out
     assert "| [[deploy]] | 🔴 | ✅ active |" in out
+    # The dream act: a diary that names each move, one line for the skipped model phases, undo.
+    assert "a near-duplicate of" in out and "promoted" in out and "recalled 3 times" in out
+    assert out.count("no model is configured") == 2  # the report line and the diary
+    assert "reverted by ledger" in out
 
 
 def test_demo_cleans_up_its_throwaway_vault(tmp_path, monkeypatch) -> None:

@@ -184,3 +184,9 @@ def test_later_dreams_compare_only_new_lines_and_still_find_their_duplicates(mem
     assert mem.get(old.id).valid_to is None  # the older, identical one stays
     ended = mem.get(short.id)
     assert ended.end == "merged" and mem.get(ended.superseded_by).text == "Lin takes the 8:15 train to work"
+
+
+def test_docs_dreaming_lists_every_rule_of_the_table() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "dreaming.md").read_text(encoding="utf-8")
+    for rule in RULES:
+        assert f"| {rule.state} | {rule.action} |" in doc, rule.state

@@ -132,6 +132,25 @@ def run_demo(keep: str | None = None) -> None:
         click.echo(f"INDEX.md row: {row}")
         click.echo(f"lookup deploy  ->  answered by {mem.lookup('deploy').level}")
 
+        _title("A night's dream: the light phase tidies up, the diary says what it did")
+        clock.set(datetime(2026, 7, 5, 22, 0, tzinfo=CST))
+        with open(mem.vault.recall_file_for(mem.scope, datetime(2026, 6, 26, tzinfo=CST)), "a", encoding="utf-8") as fh:
+            fh.write("- 接口评审会改到了周四！\n")  # typed by hand: a near-duplicate of an existing line
+        click.echo('(you typed "- 接口评审会改到了周四！" into the recall file by hand, and asked about the Friday meeting three times)')
+        mem.hit_flush_after = 1
+        for _ in range(3):
+            mem.recall("周五有什么会", k=1)
+        clock.set(datetime(2026, 7, 6, 3, 0, tzinfo=CST))
+        report = mem.dream()
+        for p in report.phases:
+            if p.status != "skipped" or p.phase == "deep":
+                click.echo(f"  dream {p.phase if p.status != 'skipped' else 'deep, distill, replay, profile'}: {p.status}, {p.message}")
+        _show_file(mem, mem.vault.root / report.diary)
+        undone = mem.undo()
+        click.echo(f"undo  ->  dream {undone['undone']} reverted by {undone['how']}; every line is back where it was")
+        again = mem.dream(["light"])
+        click.echo(f"dream --phase light  ->  {again.phases[0].status}, {again.phases[0].message} (and it stays: `git diff` shows the moves in a git vault)")
+
         click.echo()
         click.echo("Edit these files by hand any time: the next memdream command sees the change.")
     finally:

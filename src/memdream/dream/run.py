@@ -174,7 +174,8 @@ def dream(
                 if plan.replayed and (applied is None or not applied.failed):
                     record["replayed"] += plan.replayed
         record["phases"][phase] = pr.status
-        pr.message = pr.message or {"applied": f"{pr.changes} changes", "nothing to do": "nothing to change", "rolled back": "a safety check failed; nothing was applied", "dry run": f"{pr.changes} changes planned"}.get(pr.status, "")
+        n = f"{pr.changes} change" + ("" if pr.changes == 1 else "s")
+        pr.message = pr.message or {"applied": n, "nothing to do": "nothing to change", "rolled back": "a safety check failed; nothing was applied", "dry run": f"{n} planned"}.get(pr.status, "")
         report.phases.append(pr)
         if plan.status == NO_MODEL:
             if no_model_said:
