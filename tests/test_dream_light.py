@@ -163,6 +163,9 @@ def test_a_light_dream_over_5000_entries_changes_no_text(mem: Memory, clock) -> 
     light = report.phases[0]
     assert light.status == "applied" and light.changes > 100, light.failed
     assert all(p.status == "skipped" for p in report.phases[1:])
+    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    moved = {i for i, t in before.items() if mem.get(i).layer != "recall" or mem.get(i).valid_to is not None}
+    assert len(moved) == light.changes and all(f"`{i}`" in diary for i in moved)  # every move is in the diary
     counts = mem.stats()
     assert sum(n for k, n in counts.items() if k.startswith("recall.")) < 5000
 

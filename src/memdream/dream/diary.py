@@ -30,7 +30,7 @@ def _q(text: str, n: int = 70) -> str:
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
 def _story(plan: Plan, kinds: Counter[str], applied: "Applied | None", dry_run: bool) -> list[str]:
@@ -123,7 +123,18 @@ def section(plan: Plan, applied: "Applied | None", when: datetime, dry_run: bool
     if items:
         lines += items[:LIST_MAX]
         if len(items) > LIST_MAX:
-            lines.append(f"- … and {len(items) - LIST_MAX} more (every one is in memory/dreams/ledger.jsonl)")
+            # Every further move still gets its line: grouped by the rule that decided it.
+            groups: dict[str, list[str]] = {}
+            for op, why in done[LIST_MAX:]:
+                key = f"{_kind(op)} ({op.rule})" if isinstance(op, Move) and op.rule else f"{_kind(op)}: {why}"
+                groups.setdefault(key, []).append(f"`{op.entry.id}`" if isinstance(op, Move) else _item(op, why)[2:])
+            rest = [f"- {r.what}: {r.why}" for r in plan.rejected] + ([f"- dropped {r.what}: {r.why}" for r in applied.skipped] if applied else [])
+            extra = len(items) - LIST_MAX
+            lines.append(f"- … and {extra} more:")
+            for key, ids in groups.items():
+                lines.append(f"  - {key}, {len(ids)}: " + ", ".join(ids))
+            for r in rest[max(0, LIST_MAX - len(done)) :]:
+                lines.append("  " + r)
         lines.append("")
     return "\n".join(lines)
 

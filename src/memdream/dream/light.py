@@ -145,16 +145,16 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
         entry = parse_line(line, layer) if vt is not None or "pin=" in line else _from_columns(row_of(eid, type_, text, vf, ca, la, hits, sal), layer, now)
         d = decide(State(entry, layer, now, duplicate_of=dups[eid].id if eid in dups else ""))
         if d.action == ARCHIVE_IT:
-            plan.ops.append(Move(entry, path, ARCHIVE, "archive", d.reason))
+            plan.ops.append(Move(entry, path, ARCHIVE, "archive", d.reason, rule=d.state))
         elif d.action == SUPERSEDE:
             winner = dups[eid]
             reason = f"a near-duplicate of `{winner.id}` {winner.text[:80]!r}"
-            plan.ops.append(Move(entry, path, ARCHIVE, "supersede", reason, valid_to=now, end=END_MERGED, superseded_by=winner.id))
+            plan.ops.append(Move(entry, path, ARCHIVE, "supersede", reason, valid_to=now, end=END_MERGED, superseded_by=winner.id, rule=d.state))
         elif d.action == PROMOTE:
-            promotions.append(Move(entry, path, RESIDENT, "promote", d.reason))
+            promotions.append(Move(entry, path, RESIDENT, "promote", d.reason, rule=d.state))
             continue
         elif d.action == DEMOTE:
-            plan.ops.append(Move(entry, path, RECALL, "demote", d.reason))
+            plan.ops.append(Move(entry, path, RECALL, "demote", d.reason, rule=d.state))
         else:
             continue
         if layer == RESIDENT:

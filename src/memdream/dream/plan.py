@@ -25,6 +25,7 @@ class Move:
     valid_to: datetime | None = None
     end: str = ""
     superseded_by: str = ""
+    rule: str = ""  # the lifecycle table's state that decided it (the diary groups by it)
 
 
 @dataclass(frozen=True)
