@@ -11,7 +11,7 @@ One input stream, built once from a seed, is played into three fresh vaults:
 - C: light + deep once a night (``mem.dream(["light", "deep"])``), the model being
   ``memdream.llm.fake.FakeLLMServer`` (a real OpenAI-compatible server on loopback, reached
   through the production client) answering with a scripted "oracle" (see `oracle`): in each
-  group it merges only the memories that are near-duplicates or fragments of one fact;
+  group it merges only the memories that are near-duplicates or fragments of one another;
 - D (a diagnostic, ``--no-greedy`` to skip): as C, but the model joins every group it is shown
   (as far as the text fits): the most the deep phase's cage lets any model fold.
 
@@ -269,8 +269,8 @@ def split_speaker(text: str) -> tuple[str, str]:
 
 
 def same_fact(a: str, b: str, names: frozenset[str] = frozenset()) -> bool:
-    """Near-duplicates (either direction), or fragments of one fact: the same speaker, and at
-    least 3 content words of the smaller memory, and 70% of them, in the other one. `names`
+    """Near-duplicates (either direction), or a fragment of the other: the same speaker, and
+    every content word of the smaller memory (at least 3 of them) in the other one. `names`
     (the speakers' names, often said as a greeting) do not count as content."""
     if is_duplicate(a, b) or is_duplicate(b, a):
         return True
@@ -279,8 +279,8 @@ def same_fact(a: str, b: str, names: frozenset[str] = frozenset()) -> bool:
     if sa.casefold() != sb.casefold():
         return False
     ca, cb = content_words(ra) - names, content_words(rb) - names
-    shared = ca & cb
-    return len(shared) >= 3 and len(shared) >= 0.7 * min(len(ca), len(cb))
+    small, big = (ca, cb) if len(ca) <= len(cb) else (cb, ca)
+    return len(small) >= 3 and small <= big
 
 
 def merged_text(texts: list[str], max_chars: int) -> str | None:
@@ -636,8 +636,8 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         "personal-fact question, recalled with k=10, hits folded into the files at once (`hit_flush_after = 1`). "
         "A never dreams; B runs `dream([\"light\"])` every night; C runs `dream([\"light\", \"deep\"])` every night against "
         "`FakeLLMServer` through the production client, answered by a scripted oracle that, in each group it is shown, merges the "
-        "memories that are near-duplicates (either direction) or fragments of one fact (same speaker; at least 3, and 70%, of the "
-        "smaller one's content words, speaker names aside, in the other) into the longest source when it holds every content word and number of the "
+        "memories that are near-duplicates (either direction) or a fragment of one another (same speaker, and every content word of "
+        "the smaller one, at least 3, speaker names aside, in the other) into the longest source when it holds every content word and number of the "
         "others, else into the sources joined with \"; \" (so every merge it proposes is grounded), and leaves the rest alone. "
         "D, a diagnostic, is C with a greedy model that joins every group it is shown (dropping the last members until the text fits "
         "in 2,000 characters): the most the deep phase's limits (4 groups of at most 8 entries a night, entries older than 4.5 days "

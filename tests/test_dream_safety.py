@@ -146,3 +146,22 @@ def test_cli_dream_undo_and_their_refusals(tmp_path: Path) -> None:
     assert undo.exit_code == 0 and "undid dream" in undo.output
     again = runner.invoke(cli, ["undo", "--yes", "--vault", v])
     assert again.exit_code == 1 and "hint:" in again.output
+
+
+def test_a_move_cut_short_by_a_crash_is_healed_by_the_next_light_dream(mem: Memory, clock) -> None:
+    """A kill between a move's copy and its removal leaves one line in two files."""
+    from memdream.doctor import check_vault
+
+    keep = mem.remember("Lin's passport expires in 2031", type="fact")
+    recall = mem.vault.root / mem.index.by_id(mem.scope, keep.id)[0].path
+    line = next(ln for ln in recall.read_text(encoding="utf-8").splitlines() if keep.id in ln)
+    archive = mem.vault.archive_file_for(mem.scope, clock.now())
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    archive.write_text("# Archived memories\n\n" + line + "\n", encoding="utf-8")
+    mem.sync()
+    assert any("id" in str(p) for p in check_vault(mem.vault, mem.index))  # doctor sees the twin
+    report = mem.dream(["light"])
+    assert report.phases[0].changes == 1
+    assert len(mem.index.by_id(mem.scope, keep.id)) == 1 and mem.get(keep.id).text == keep.text
+    assert not check_vault(mem.vault, mem.index)
+    assert "a move was cut short" in (mem.vault.root / report.diary).read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdream.dream.invariants import Baseline, check
-from memdream.dream.plan import Merge, Move, Op, Plan, Rejected, Remember
+from memdream.dream.plan import Drop, Merge, Move, Op, Plan, Rejected, Remember
 from memdream.dream.transaction import Transaction
 from memdream.errors import MemdreamError
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
@@ -114,6 +114,28 @@ def _apply_moves(mem: "Memory", moves: list[Move], out: Applied, now) -> None:  
         mem._update(mem.vault.root / rel, drop)
 
 
+def _apply_drops(mem: "Memory", drops: list[Drop], out: Applied) -> None:
+    by_path: dict[str, list[Drop]] = defaultdict(list)
+    for d in drops:
+        # Only while another copy of the same line remains elsewhere.
+        others = [r for r in mem.index.by_id(mem.scope, d.entry.id) if r.path != d.path and r.entry().text == d.entry.text]
+        if others:
+            by_path[d.path].append(d)
+        else:
+            out.skipped.append(Rejected(f"heal `{d.entry.id}`", "no other copy of the line is left"))
+    for rel, group in by_path.items():
+        ids = {d.entry.id: d.entry.text for d in group}
+
+        def drop(doc: Document, ids: dict[str, str] = ids) -> None:
+            for eid, text in ids.items():
+                i = doc.find(eid)
+                if i >= 0 and doc.lines[i].entry is not None and doc.lines[i].entry.text == text:
+                    doc.remove(i)
+
+        mem._update(mem.vault.root / rel, drop)
+        out.done.extend((d, d.reason) for d in group)
+
+
 def _apply_merge(mem: "Memory", op: Merge, out: Applied, now) -> None:  # type: ignore[no-untyped-def]
     rows = []
     for src in op.sources:
@@ -171,6 +193,9 @@ def apply_plan(mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...]
         tx = Transaction()
         mem._tx = tx
         try:
+            drops = [op for op in plan.ops if isinstance(op, Drop)]
+            if drops:
+                _apply_drops(mem, drops, out)
             moves = [op for op in plan.ops if isinstance(op, Move)]
             for op in plan.ops:
                 if isinstance(op, Merge):

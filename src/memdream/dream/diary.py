@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memdream.dream.plan import Merge, Move, Plan, Remember
+from memdream.dream.plan import Drop, Merge, Move, Plan, Remember
 
 if TYPE_CHECKING:
     from memdream.dream.apply import Applied
@@ -51,6 +51,8 @@ def _story(plan: Plan, kinds: Counter[str], applied: "Applied | None", dry_run: 
         if kinds["demote"]:
             n = kinds["demote"]
             s.append(f"{_plural(n, 'preference')} nobody asked about for two months {'goes' if n == 1 else 'go'} back to the recall layer.")
+        if kinds["heal"]:
+            s.append(f"{_plural(kinds['heal'], 'line')} sat in two files at once (a move cut short); the extra {'copy was' if kinds['heal'] == 1 else 'copies were'} removed.")
         if not kinds:
             s.append("Everything is where it belongs; nothing to move.")
         else:
@@ -76,7 +78,7 @@ def _story(plan: Plan, kinds: Counter[str], applied: "Applied | None", dry_run: 
 
 
 def _kind(op: object) -> str:
-    if isinstance(op, Move):
+    if isinstance(op, (Move, Drop)):
         return op.kind
     if isinstance(op, Merge):
         return "update" if op.end == "superseded" else "merge"
@@ -86,6 +88,8 @@ def _kind(op: object) -> str:
 
 
 def _item(op: object, why: str) -> str:
+    if isinstance(op, Drop):
+        return f"- healed `{op.entry.id}` {_q(op.entry.text)}: {why}"
     if isinstance(op, Move):
         verb = {"archive": "archived", "supersede": "merged", "promote": "promoted", "demote": "demoted", "retire": "retired"}.get(op.kind, op.kind)
         return f"- {verb} `{op.entry.id}` {_q(op.entry.text)}: {why}"
@@ -127,7 +131,7 @@ def section(plan: Plan, applied: "Applied | None", when: datetime, dry_run: bool
             groups: dict[str, list[str]] = {}
             for op, why in done[LIST_MAX:]:
                 key = f"{_kind(op)} ({op.rule})" if isinstance(op, Move) and op.rule else f"{_kind(op)}: {why}"
-                groups.setdefault(key, []).append(f"`{op.entry.id}`" if isinstance(op, Move) else _item(op, why)[2:])
+                groups.setdefault(key, []).append(f"`{op.entry.id}`" if isinstance(op, (Move, Drop)) else _item(op, why)[2:])
             rest = [f"- {r.what}: {r.why}" for r in plan.rejected] + ([f"- dropped {r.what}: {r.why}" for r in applied.skipped] if applied else [])
             extra = len(items) - LIST_MAX
             lines.append(f"- … and {extra} more:")

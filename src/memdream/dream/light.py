@@ -12,7 +12,7 @@ from datetime import datetime
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from memdream.dream.plan import Move, Plan
+from memdream.dream.plan import Drop, Move, Plan
 from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
 from memdream.model.lifecycle import (
     ARCHIVE_IT,
@@ -111,6 +111,32 @@ def _near_duplicates(mem: "Memory", since_rowid: int) -> dict[str, Candidate]:
     return duplicates(pool.values(), lambda t: df_all.get(t, 0))
 
 
+LAYER_ORDER = {RESIDENT: 0, RECALL: 1, ARCHIVE: 2}
+
+
+def _copies(mem: "Memory", plan: Plan) -> set[str]:
+    """Lines whose id sits in two files (a move or an undo cut short by a crash): keep one
+    copy, drop the others when they say the same; report them when they do not."""
+    db = mem.index.db
+    ids = [r[0] for r in db.execute(
+        "SELECT id FROM entries WHERE scope = ? AND id != '' GROUP BY id HAVING count(DISTINCT path) > 1", (mem.scope.key,)
+    )]  # fmt: skip
+    out: set[str] = set()
+    for eid in ids:
+        rows = mem.index.by_id(mem.scope, eid)
+        entries = [(r, r.entry()) for r in rows]
+        if len({e.text for _, e in entries}) > 1:
+            plan.notes.append(f"`{eid}` is in {len(rows)} files with different texts; left as it is (see memdream doctor)")
+            continue
+        # Keep an ended copy over a current one (the end mark is the newer fact), then by layer.
+        keep = min(entries, key=lambda re: (re[1].valid_to is None, LAYER_ORDER.get(re[0].layer, 3), re[0].path))
+        for r, e in entries:
+            if r is not keep[0]:
+                plan.ops.append(Drop(e, r.path, f"a second copy of the line in {keep[0].path} (a move was cut short)"))
+        out.add(eid)
+    return out
+
+
 def high_water(mem: "Memory") -> int:
     row = mem.index.db.execute("SELECT max(rowid) FROM entries").fetchone()
     return int(row[0] or 0)
@@ -127,7 +153,8 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
         (mem.scope.key, RESIDENT, RECALL),
     ).fetchall()
     plan.seen = len(rows)
-    dups = _near_duplicates(mem, since_rowid)
+    healed = _copies(mem, plan)
+    dups = {k: v for k, v in _near_duplicates(mem, since_rowid).items() if k not in healed}
     resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
     leaving = 0
     promotions: list[Move] = []
@@ -140,7 +167,7 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
             or (layer == RECALL and not hits and not sal and TYPE_PRIOR.get(type_, 0.4) <= UNIMPORTANT_MAX and idle > (STALE_CONTEXT_DAYS if type_ == CONTEXT else STALE_DAYS))
             or (layer == RESIDENT and type_ == PREFERENCE and idle > DEMOTE_IDLE_DAYS)
         )
-        if not maybe:
+        if not maybe or eid in healed:
             continue
         entry = parse_line(line, layer) if vt is not None or "pin=" in line else _from_columns(row_of(eid, type_, text, vf, ca, la, hits, sal), layer, now)
         d = decide(State(entry, layer, now, duplicate_of=dups[eid].id if eid in dups else ""))

@@ -54,7 +54,19 @@ class Remember:
     source: str = "dream"
 
 
-Op = Move | Merge | Remember
+@dataclass(frozen=True)
+class Drop:
+    """Remove a line whose identical copy (same id, same text) sits in another file: what a
+    move interrupted between its copy and its removal leaves behind. The id stays."""
+
+    entry: Entry
+    path: str
+    reason: str
+    kind: str = "heal"
+    rule: str = ""
+
+
+Op = Move | Merge | Remember | Drop
 
 UNCHANGED = "Skipped: nothing new since the last run."
 
