@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/dream_life.py [--quick] [--data ../shared/bench/locomo/locomo10.json]
                                          [--days 90] [--convs 2] [--canaries 50] [--seed 7]
-                                         [--report docs/benchmarks.md] [--note TEXT]
+                                         [--no-greedy] [--diagnose] [--report docs/benchmarks.md] [--note TEXT]
 
-One input stream, built once from a seed, is played into three fresh vaults:
+One input stream, built once from a seed, is played into one fresh vault per run:
 
 - A: no dreaming;
 - B: the light phase once a night (``mem.dream(["light"])``, no model);
@@ -28,7 +28,7 @@ The stream, on a FrozenClock, one simulated day at a time:
 - 20:00: recalls as an agent would make them (``Memory.recall(q, k=10)``, hits folded into the
   files at once with ``hit_flush_after = 1``): 3 LoCoMo questions whose evidence is already
   remembered (never a canary question) and one question about a personal fact;
-- 23:00: the dream (B, C).
+- 23:00: the dream (B, C, D).
 
 Measured at the end of days 30, 60 and 90 (the last is the table): live entries (resident +
 recall, currently valid: ``Memory.list()``), the share of live entries that are a near-duplicate
@@ -382,6 +382,8 @@ class RunResult:
     current_k5: int = 0
     stale_k5: int = 0
     current_misses: list[str] = field(default_factory=list)
+    top5_misses: list[str] = field(default_factory=list)
+    stale_hits: list[str] = field(default_factory=list)
     current_rel_k1: int = 0
     stats: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -597,6 +599,13 @@ def run_life(name: str, stream: Stream, root: Path, seed: int, checkpoints: set[
         res.current_rel_k1 += bool(rel1) and latest in k_of(rel1[0])
         res.current_k5 += any(latest in k_of(h) for h in top5)
         res.stale_k5 += any(k_of(h) & stale for h in top5)
+        if not any(latest in k_of(h) for h in top5):
+            res.top5_misses.append(question)
+        for h in top5:
+            for key in sorted(k_of(h) & stale):
+                value = values[int(key.rsplit("#", 1)[1])]
+                res.stale_hits.append(f"\"{question}\" finds a line of {len(h.text)} characters, subject {h.entry.subject!r}, "
+                                      f"source {h.entry.source!r}, that still says \"{value}\"")
         if not ok1:
             res.current_misses.append(f"{question} -> {top[0].text[:70] if top else '(nothing)'}")
     res.stats = mem.stats()
@@ -626,7 +635,7 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         f"Machine: {cpu_name()}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python {platform.python_version()}, "
         f"SQLite {sqlite3.sqlite_version}; run on {datetime.now():%Y-%m-%d}, {seconds:.0f} s in all." + (f" {args.note}" if args.note else ""),
         "",
-        f"Method: one seeded stream (seed {args.seed}) played into three fresh vaults on a frozen clock, {len(stream.days)} simulated days: "
+        f"Method: one seeded stream (seed {args.seed}) played into fresh vaults (one per run) on a frozen clock, {len(stream.days)} simulated days: "
         f"the {stream.n_turns} turns of LoCoMo {', '.join(stream.convs)} spread evenly over the days (one memory per turn, "
         f"`write(turn.memory(), type=\"fact\")`, conversations interleaved); {sum(stream.n_repeats.values())} earlier turns said again on about "
         f"{REPEAT_DAY_SHARE:.0%} of the days (verbatim {stream.n_repeats['verbatim']}, trailing \"!\" {stream.n_repeats['exclaim']}, "
@@ -692,6 +701,9 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         for n in ("B", "C")
     }
     cut = {n: 1 - last[n].entries / a.entries for n in results}
+    d_never_lower = "D" in results and all(
+        results["D"].snapshots[i].canary[rb][0] >= A.snapshots[i].canary[rb][0] - 1e-9 for i in range(len(A.snapshots)) for rb in ("relevance", "score")
+    )
     lines += [
         "",
         "Goals (B and C against A; D is a diagnostic, not a goal run):",
@@ -705,6 +717,63 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         f"- canary recall never lower than A (both rankings, days {', '.join(str(s.day) for s in A.snapshots)}): "
         + ", ".join(f"{n} {goal(ok)}" for n, ok in never_lower.items()) + ".",
     ]
+    # What drives the results (figures from this run).
+    Br, Cr = results["B"], results["C"]
+    n_rep = sum(stream.n_repeats.values()) + stream.n_fact_repeats
+    folded = A.write["repeat: duplicate"] + A.write["fact-repeat: duplicate"]
+    lines += [
+        "",
+        "What drives these figures:",
+        "",
+        f"- Entries: the write path already folds {folded} of the {n_rep} repeats into their entry in A (verbatim, \"!\", case: "
+        "`is_duplicate` casefolds and drops punctuation), and a changed fact supersedes its old value at write time, so there is "
+        f"nothing redundant left for a dream to remove: the light phase folded {Br.light['archived (near-duplicate)']} near-duplicates "
+        f"in B, and its stale rule needs 180 idle days for a fact (30 for context), longer than the life. In C the oracle left "
+        f"{Cr.oracle['groups left alone']} of the {Cr.oracle['groups']} groups it was shown alone (LoCoMo turns that share words are "
+        f"rarely one fact) and merged {Cr.deep_merged} ({Cr.deep_sources} sources); {Cr.oracle['groups shown before']} of those groups "
+        "had already been shown on an earlier night (a declined group comes back every night while it stays the best connected)."
+        + ("" if "D" not in results else (
+            f" Only D, which joins whatever the deep phase groups, reaches {cut['D']:.0%} fewer entries, by concatenation: the characters "
+            f"held do not shrink ({last['D'].chars / a.chars - 1:+.1%}), each of its top-10 hits stands for {last['D'].canary['score'][2]:.0f} "
+            f"turns on average (which is what lifts its R@10 by score), its canary recall "
+            + ("never falls below A" if d_never_lower else "falls below A at some checkpoints (see the table over the life)")
+            + f", {results['D'].write['repeat: added']} later repeats of merged-away turns came back as new entries (a fragment of a "
+            "longer line is not a near-duplicate of it)"
+            + (f", and {results['D'].stale_k5} superseded value is returned again (a merge dropped a subject: see below)." if results['D'].stale_k5 else ".")
+        )),
+        f"- Current values: no superseded value is ever returned in A, B or C (supersede at write time works: "
+        f"{A.write['fact: superseded']} of {n_values - n_facts} changes). The k=1 misses are ranking misses shared by every run: "
+        + "; ".join(f"\"{m.split(' -> ')[0]}\"" for m in A.current_misses)
+        + " rank a LoCoMo turn first by the default score (recency and recall counts outweigh a one-word keyword match)"
+        + (f"; by relevance alone {A.current_rel_k1}/{n_facts}" if A.current_rel_k1 != A.current_k1 else "") + ".",
+    ]
+    if Br.rolled_back:
+        lines.append(
+            f"- Rollbacks: the light phase was rolled back on {Br.rolled_back} of {Br.dreams} nights in B (the resident budget check "
+            "fails after the planner over-promotes: see below), so the superseded lines promoted earlier stay in MEMORY.md. None "
+            "of the goal figures depends on it: live entries exclude ended lines and the light phase had nothing else to do (checked "
+            "once on the default run by patching the promotion room in-process: the same entries, canary recall and current values)."
+        )
+    issues = []
+    if Br.rolled_back:
+        issues.append(
+            "`plan_light` (`src/memdream/dream/light.py`) counts every resident line it moves out as `leaving`, including lines "
+            "that had already ended (a promoted fact later superseded), while `resident_now` counts current lines only; the room "
+            "for promotions comes out too large, `dream/invariants.py` then finds the resident layer over budget and the whole "
+            "phase is rolled back, the ended line is never archived, and the same happens the next night. Reproduction: remember "
+            "a preference with a subject, supersede it with a new value (the old line stays in MEMORY.md, ended), add 30 facts "
+            "recalled 3 times each, `dream([\"light\"])`: rolled back, \"the resident layer would hold 31 memories (budget 30, before 1)\"."
+        )
+    if "D" in results and results["D"].stale_k5:
+        issues.append(
+            "`plan_deep` (`src/memdream/dream/deep.py`) gives a merged line the sources' subject only when every source has the "
+            "same one; merging a line that has a subject with one that has none yields no subject, so the next `remember(new value, "
+            "subject=S)` supersedes nothing and the old value stays current inside the merged line (run D: "
+            + "; ".join(results["D"].stale_hits[:1]) + " after its subject's value changed). Keeping the one non-empty subject (and refusing merges across two "
+            "subjects) would close it."
+        )
+    if issues:
+        lines += ["", "Library issues this run exposes:", ""] + [f"{i}. {t}" for i, t in enumerate(issues, 1)]
     lines.append(REPORT_END)
     return "\n".join(lines) + "\n"
 
@@ -766,6 +835,10 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr, flush=True)
             for m in r.current_misses:
                 print(f"[life] {name} current-value miss: {m}", file=sys.stderr)
+            for m in r.top5_misses:
+                print(f"[life] {name} current value not in the top 5: {m}", file=sys.stderr)
+            for m in r.stale_hits:
+                print(f"[life] {name} superseded value in the top 5: {m}", file=sys.stderr)
             for x in r.rejected_examples:
                 print(f"[life] {name} rejected: {x}", file=sys.stderr)
     if args.diagnose:

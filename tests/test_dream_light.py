@@ -193,3 +193,22 @@ def test_docs_dreaming_lists_every_rule_of_the_table() -> None:
     doc = (Path(__file__).resolve().parent.parent / "docs" / "dreaming.md").read_text(encoding="utf-8")
     for rule in RULES:
         assert f"| {rule.state} | {rule.action} |" in doc, rule.state
+
+
+def test_an_ended_resident_line_does_not_make_room_for_a_promotion(vault: Path, clock) -> None:
+    """A superseded line still in MEMORY.md leaves it, but it never counted against the budget."""
+    vault.mkdir(parents=True)
+    (vault / "memdream.toml").write_text("[dream]\nresident_budget = 3\n", encoding="utf-8")
+    mem = Memory(load_config(vault, "me", "main", env={}), clock)
+    mem.vault.init()
+    mem.remember("My favourite football team is Arsenal", subject="football team", type="preference")
+    mem.remember("My favourite football team is Liverpool", subject="football team", type="preference")
+    mem.hit_flush_after = 1
+    for i in range(4):
+        mem.remember(f"Project codename {i} is stored in bucket zone{i}", type="fact")
+        for _ in range(3):
+            mem.recall(f"codename {i} zone{i}", k=1)
+    report = mem.dream(["light"])
+    assert report.phases[0].status == "applied", report.phases[0].failed
+    assert len(mem.list("resident")) == 3  # Liverpool + 2 promotions
+    mem.close()

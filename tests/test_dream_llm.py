@@ -322,7 +322,7 @@ def test_deep_with_nothing_new_is_skipped_by_the_scheduler(coffee, server) -> No
     server.default = lambda req: '{"operations": []}'
     mem.dream(["deep"], force=False)
     second = mem.dream(["deep"], force=False)
-    assert second.phases[0].status == "skipped" and "nothing new" in second.phases[0].message
+    assert second.phases[0].status == "skipped", second.phases[0]  # the group it left alone is not sent again
     assert len(server.requests) == 1
     mem.dream(["deep"])  # a manual dream always asks
     assert len(server.requests) == 2
@@ -335,3 +335,31 @@ def test_memories_older_than_45_days_only(coffee, server, clock) -> None:
     clock.advance(days=-1)
     report = mem.dream(["deep"])
     assert report.phases[0].status == "skipped" and server.requests == []
+
+
+def test_a_merge_keeps_the_one_subject_and_refuses_two(tmp_path, clock, server) -> None:
+    mem = open_mem(tmp_path / "vault", clock, server)
+    city = mem.remember("I live in Hangzhou", subject="home city", type="fact")
+    near = mem.remember("I live in Hangzhou near the West Lake", subject="", type="fact")
+    job = mem.remember("I live in Hangzhou and work at a bank", subject="job", type="fact")
+    mem.hit_flush_after = 1
+    mem.recall("West Lake", k=1)
+    clock.advance(days=5)
+
+    def answer(req: dict) -> str:
+        s = {t: i for i, t in shown_memories(req).items()}
+        a, b, c = s["I live in Hangzhou"], s["I live in Hangzhou near the West Lake"], s["I live in Hangzhou and work at a bank"]
+        return json.dumps({"operations": [
+            {"op": "merge", "ids": [a, c], "text": "I live in Hangzhou and work at a bank"},
+            {"op": "merge", "ids": [a, b], "text": "I live in Hangzhou near the West Lake"},
+        ]})  # fmt: skip
+
+    server.default = answer
+    deep = mem.dream(["deep"]).phases[0]
+    assert deep.changes == 1 and "different subjects" in deep.rejected[0]["why"]
+    merged = next(e for e in mem.list() if e.source == "dream")
+    assert merged.subject == "home city" and merged.hits == 1  # the best recall count of its sources
+    assert merged.valid_from == mem.get(near.id).valid_from  # as old as its newest source
+    out = mem.write("I live in Shanghai", subject="home city")
+    assert [e.id for e in out.superseded] == [merged.id]  # a later value still supersedes it
+    assert mem.get(job.id).valid_to is None and mem.get(city.id).end == "merged"

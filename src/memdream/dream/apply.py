@@ -149,14 +149,18 @@ def _apply_merge(mem: "Memory", op: Merge, out: Applied, now) -> None:  # type: 
         out.skipped.append(Rejected(f"merge into {op.text[:60]!r}", "the text looks like a credential"))
         return
     confs = [s.confidence for s in op.sources if s.confidence is not None]
+    # The merged line is as old as its newest source and keeps their best recall count: a
+    # merge must not make old facts look fresh, nor forget that they were asked about.
+    starts = [t for s in op.sources for t in (s.valid_from or s.created_at,) if t is not None]
     new = Entry(
         text=op.text,
         id=mem._new_id(set()),
         type=op.type,
         subject=op.subject,
-        valid_from=now,
-        created_at=now,
+        valid_from=max(starts) if starts and op.end == "merged" else now,
+        created_at=now if op.end != "merged" or not starts else max(starts),
         confidence=min(confs) if confs else None,
+        hits=max((s.hits for s in op.sources), default=0) if op.end == "merged" else 0,
         salience=max((s.salience for s in op.sources), default=0.0),
         supersedes=op.sources[0].id,
         source="dream",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from memdream.dream.ask import ask
 from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected
-from memdream.dream.validate import Ids, Invalid, check_text, operations
+from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
 from memdream.llm.client import LLM
 from memdream.model.entry import IDENTITY, RECALL, RULE, Entry
 from memdream.model.lifecycle import PROMOTE_HITS
@@ -59,7 +59,11 @@ def eligible(e: Entry, layer: str, now) -> bool:  # type: ignore[no-untyped-def]
     )
 
 
-def clusters(items: list[tuple[Entry, set[str]]]) -> list[list[int]]:
+def fingerprint(entries: list[Entry]) -> str:
+    return hashlib.sha256(",".join(sorted(e.id for e in entries)).encode()).hexdigest()[:12]
+
+
+def clusters(items: list[tuple[Entry, set[str]]], declined: frozenset[str] = frozenset()) -> list[list[int]]:
     """Groups (indexes into `items`) of related entries: same subject, or sharing at least
     RELATED_MIN_SHARED tokens and RELATED of the shorter one's tokens. Greedy from the best-connected entry; at most MAX_CLUSTERS
     groups of 2 to MAX_CLUSTER_SIZE entries."""
@@ -97,12 +101,15 @@ def clusters(items: list[tuple[Entry, set[str]]]) -> list[list[int]]:
         group = [i] + [j for _, j in neighbours[i] if j not in taken][: MAX_CLUSTER_SIZE - 1]
         if len(group) < 2:
             continue
+        if fingerprint([items[k][0] for k in group]) in declined:
+            taken.update(group)  # a group the model already left alone, unchanged since: not asked again
+            continue
         taken.update(group)
         out.append(group)
     return out
 
 
-def plan_deep(mem: "Memory", llm: LLM, last: str = "") -> Plan:
+def plan_deep(mem: "Memory", llm: LLM, last: str = "", declined: frozenset[str] = frozenset()) -> Plan:
     plan = Plan("deep")
     now = mem.clock.now()
     rows = mem.index.db.execute(
@@ -119,7 +126,7 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "") -> Plan:
             if len(items) >= POOL:
                 break
     plan.seen = len(items)
-    groups = clusters(items)
+    groups = clusters(items, declined)
     if not groups:
         plan.status = f"Nothing to consolidate: no group of related memories among the {len(items)} that may be merged (older than 4.5 days, not pinned, rarely recalled)."
         return plan
@@ -141,6 +148,7 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "") -> Plan:
         return plan
     reply = ask(llm, SYSTEM, {"groups": payload_groups}, plan)
     ids = Ids(shown)
+    merged_groups: set[int] = set()
     try:
         ops = operations(reply)
     except Invalid as exc:
@@ -162,20 +170,14 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "") -> Plan:
                 raise Invalid("the ids come from different groups")
             sources = [shown[i] for i in chosen]
             texts = [s.text for s in sources]
+            subject = common_subject(s.subject for s in sources)
             text = check_text(op.get("text"), texts, mem.config.max_text_chars, keep_numbers_of=texts)
         except Invalid as exc:
             plan.rejected.append(Rejected(what, str(exc)))
             continue
         ids.commit(chosen)
+        merged_groups.add(group_of[chosen[0]])
         types = Counter(s.effective_type for s in sources)
-        subjects = {s.subject for s in sources}
-        plan.ops.append(
-            Merge(
-                tuple(sources),
-                text,
-                types.most_common(1)[0][0],
-                subjects.pop() if len(subjects) == 1 else "",
-                f"merged {len(sources)} related memories",
-            )
-        )
+        plan.ops.append(Merge(tuple(sources), text, types.most_common(1)[0][0], subject, f"merged {len(sources)} related memories"))
+    plan.declined = [fingerprint([items[i][0] for i in group]) for g, group in enumerate(groups) if g not in merged_groups]
     return plan

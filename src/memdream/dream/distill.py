@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from memdream.dream.ask import ask
 from memdream.dream.plan import UNCHANGED, Merge, Move, Plan, Rejected, Remember
-from memdream.dream.validate import Ids, Invalid, check_text, operations
+from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
 from memdream.llm.client import LLM
 from memdream.model.entry import ARCHIVE, END_EXPIRED, RESIDENT, RULE, TYPES, Entry
 from memdream.store.writer import decode, read_file
@@ -103,10 +103,10 @@ def plan_distill(mem: "Memory", llm: LLM, days: int, budget: int, last: str = ""
                 chosen = ids.take(op.get("ids"), at_least=2)
                 what = f"merge of {', '.join(str(i) for i in chosen)}"
                 srcs = [shown[i] for i in chosen]
+                subject = common_subject(s.subject for s in srcs)
                 new = check_text(op.get("text"), [s.text for s in srcs] + [text], limit, keep_numbers_of=[s.text for s in srcs])
                 ids.commit(chosen)
-                subjects = {s.subject for s in srcs}
-                plan.ops.append(Merge(tuple(srcs), new, srcs[0].effective_type, subjects.pop() if len(subjects) == 1 else "", "merged in distillation", layer=RESIDENT))
+                plan.ops.append(Merge(tuple(srcs), new, srcs[0].effective_type, subject, "merged in distillation", layer=RESIDENT))
             elif kind == "update":
                 chosen = ids.take(op.get("id"))
                 what = f"update of {chosen[0]}"

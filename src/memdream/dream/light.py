@@ -184,8 +184,8 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
             plan.ops.append(Move(entry, path, RECALL, "demote", d.reason, rule=d.state))
         else:
             continue
-        if layer == RESIDENT:
-            leaving += 1
+        if layer == RESIDENT and vt is None:
+            leaving += 1  # a current resident line leaves (an ended one never counted)
     room = max(0, budget - (resident_now - leaving))
     promotions.sort(key=lambda m: (-m.entry.hits, m.entry.id))
     plan.ops.extend(promotions[:room])

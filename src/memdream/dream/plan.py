@@ -92,3 +92,4 @@ class Plan:
     inputs: str = ""  # hash of what the phase read: an unchanged input is skipped next time
     seen: int = 0  # entries the phase looked at
     replayed: list[str] = field(default_factory=list)  # transcripts read (replay, flush)
+    declined: list[str] = field(default_factory=list)  # groups the model left alone (deep): not shown again

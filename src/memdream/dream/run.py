@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 PHASES = ("light", "deep", "distill", "replay", "profile")
 LLM_PHASES = frozenset({"deep", "distill", "replay", "profile"})
+DECLINED_KEPT = 500  # fingerprints of groups the model left alone, remembered so they are not sent again
 DEFAULT_DAYS, MAX_DAYS = 3, 30  # `dream --days N`: the daily memories distillation reads (CowAgent: default 3, at most 30)
 NO_MODEL = (
     "Skipped: no model is configured, so the phases that ask a model (deep, distill, replay, profile) did not run. "
@@ -90,7 +91,8 @@ def planners() -> dict[str, Planner]:
 
     return {
         "light": lambda mem, days, last: plan_light(mem, mem.config.dream.resident_budget, int(last or 0)),
-        "deep": lambda mem, days, last: plan_deep(mem, mem.llm, last),  # type: ignore[arg-type]
+        # A scheduled run (last given) does not show the model groups it already left alone.
+        "deep": lambda mem, days, last: plan_deep(mem, mem.llm, last, frozenset(ledger.load_state(mem).get("deep", {}).get("declined", [])) if last else frozenset()),  # type: ignore[arg-type]
         "distill": lambda mem, days, last: plan_distill(mem, mem.llm, days, mem.config.dream.resident_budget, last),  # type: ignore[arg-type]
         "replay": lambda mem, days, last: plan_replay(mem, mem.llm, last),  # type: ignore[arg-type]
         "profile": lambda mem, days, last: plan_profile(mem, mem.llm, last),  # type: ignore[arg-type]
@@ -168,9 +170,14 @@ def dream(
                             mine["removed"].setdefault(eid, raw)
                         mine["added"] += [i for i in ch["added"] if i not in mine["added"]]
             if not dry_run:
+                last_state = state.get(phase, {})
                 state[phase] = {"at": now.isoformat(), "inputs": light_inputs(mem) if phase == "light" else plan.inputs}
                 if phase == "light" and (applied is None or not applied.failed):
                     state[phase]["rowid_hw"] = high_water(mem)
+                if plan.declined:
+                    state[phase]["declined"] = (list(last_state.get("declined", [])) + plan.declined)[-DECLINED_KEPT:]
+                elif "declined" in last_state:
+                    state[phase]["declined"] = last_state["declined"]
                 if plan.replayed and (applied is None or not applied.failed):
                     record["replayed"] += plan.replayed
         record["phases"][phase] = pr.status

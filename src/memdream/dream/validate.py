@@ -97,6 +97,15 @@ def operations(reply: Any, key: str = "operations") -> list[Any]:
     return ops
 
 
+def common_subject(subjects: Iterable[str]) -> str:
+    """The subject a merge keeps: the one non-empty subject of its sources. Sources about two
+    different subjects are not one fact (a later value for either must still supersede it)."""
+    found = sorted({s for s in subjects if s})
+    if len(found) > 1:
+        raise Invalid(f"the memories have different subjects ({', '.join(found)}); they are not one fact")
+    return found[0] if found else ""
+
+
 @dataclass
 class Ids:
     """The short ids a model was shown, which of them it may touch, and which it already used."""

@@ -69,10 +69,13 @@ class OpenAICompatLLM:
         self.retries = max(1, retries)
         self.model_id = f"{self.base_url}:{model}"
         self._json_mode_ok = True
+        self._client = None  # one httpx.Client, made on first use: connections and TLS set-up are reused
 
     def complete(self, messages: list[dict[str, str]], json_mode: bool = False, max_tokens: int | None = None) -> Completion:
         import httpx
 
+        if self._client is None:
+            self._client = httpx.Client(timeout=self.timeout)
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
         if max_tokens:
             body["max_tokens"] = max_tokens
@@ -84,7 +87,7 @@ class OpenAICompatLLM:
         for attempt in range(self.retries):
             start = time.monotonic()
             try:
-                r = httpx.post(url, json=body, headers=headers, timeout=self.timeout)
+                r = self._client.post(url, json=body, headers=headers, timeout=self.timeout)
             except httpx.HTTPError as exc:  # connection refused, timeout, ...
                 last = f"{type(exc).__name__}: {exc}"
                 time.sleep(BACKOFF_S * 2**attempt)
@@ -113,6 +116,12 @@ class OpenAICompatLLM:
                 time.monotonic() - start,
             )
         raise LLMError(f"no answer from {url} after {self.retries} attempts ({last})", "is the model server running? check [llm] base_url")
+
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 def load_llm(config: Any) -> OpenAICompatLLM | None:
