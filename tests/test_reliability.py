@@ -180,3 +180,68 @@ def test_read_only_vault_gives_a_clear_error(tmp_path: Path, clock) -> None:
         assert "以后都用中文回我" in ro.vault.resident_file(ro.scope).read_text(encoding="utf-8")
     finally:
         subprocess.run(["umount", "-l", str(root)], capture_output=True)
+
+
+DREAMER = r"""
+import sys
+from memdream.config import load_config
+from memdream.memory import Memory
+mem = Memory(load_config(sys.argv[1], "me", "main", env={}))
+print("start", flush=True)
+mem.dream(["light"])
+print("done", flush=True)
+"""
+
+
+def _dream_vault(root: Path, n: int) -> None:
+    """n entries written straight into recall files: many superseded, stale and repeated lines."""
+    from datetime import datetime, timedelta, timezone
+
+    from memdream.model.entry import Entry
+    from memdream.store.format import render_line
+
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    folder = root / "scopes" / "main" / "me" / "memory" / "recall"
+    folder.mkdir(parents=True)
+    (root / ".memdream").mkdir()
+    lines = []
+    for i in range(n):
+        day = now - timedelta(days=(i * 7) % 400)
+        text = f"fact {i // 2}: 第{i // 2}号 the locker code hint is blue" + ("!" if i % 2 else "") if i % 10 < 2 else f"fact {i}: 客户{i} ordered {i % 9} boxes"
+        ended = i % 13 == 0
+        e = Entry(text=text, id=f"c{i:05d}", type="fact", created_at=day, valid_from=day, source="import",
+                  valid_to=now - timedelta(hours=1) if ended else None, end="superseded" if ended else "", hits=3 if i % 101 == 0 else 0)  # fmt: skip
+        lines.append(render_line(e))
+    for part in range(0, n, 500):
+        (folder / f"2025-{part // 500:02d}.md").write_text("# Recall\n\n" + "\n".join(lines[part : part + 500]) + "\n", encoding="utf-8")
+
+
+def test_kill_9_during_a_dream_loses_nothing_and_the_next_dream_heals(tmp_path: Path) -> None:
+    template = tmp_path / "template"
+    _dream_vault(template, 1500)
+    before, _ = _entries(template)
+    rng = random.Random(99)
+    interrupted = 0
+    for trial in range(20):
+        root = tmp_path / f"v{trial}"
+        shutil.copytree(template, root)
+        proc = subprocess.Popen([sys.executable, "-c", DREAMER, str(root)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "start"
+        time.sleep(rng.uniform(0.0, 0.8))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        interrupted += "done" not in (proc.stdout.read() or "")
+        ids, problems = _entries(root)
+        assert problems == [], problems
+        assert set(before) <= set(ids), f"trial {trial}: lost {sorted(set(before) - set(ids))[:5]}"
+        mem = Memory(load_config(root, "me", "main", env={}))
+        mem.index.rebuild(mem.vault.scopes())
+        report = mem.dream(["light"])  # finishes the work and heals a move cut short
+        assert report.phases[0].status in ("applied", "nothing to do"), report.phases[0]
+        after, problems = _entries(root)
+        after = [i for i in after if i]  # the diary's list items are prose, not memories
+        assert problems == [] and set(before) <= set(after) and len(after) == len(set(after))
+        assert [p for p in check_vault(mem.vault, mem.index) if "temp file" not in p.message] == []
+        mem.close()
+        shutil.rmtree(root)
+    assert interrupted >= 10  # most kills landed mid-dream
