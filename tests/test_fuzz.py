@@ -88,3 +88,36 @@ def test_chatgpt_importer_with_non_string_node_ids(tmp_path: Path) -> None:
     f.write_text(json.dumps([{"mapping": {"a": {"parent": ["x"], "message": {"author": {"role": "user"}, "content": {"parts": ["hi"]}}}}, "current_node": ["a"]}]), encoding="utf-8")
     items = list(read("chatgpt", f))
     assert len(items) == 1 and isinstance(items[0], Transcript) and items[0].messages[0].content == "hi"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 20) | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.sampled_from(["op", "ids", "id", "text", "why", "type", "operations", "x"]), inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@FAST
+@given(json_values)
+def test_the_dream_validator_takes_any_reply_without_crashing(reply) -> None:
+    """Whatever JSON a model answers, the cage's checks either accept an operation or raise
+    Invalid: never another exception, never an id that was not shown."""
+    from memdream.dream.validate import Ids, Invalid, check_text, operations
+
+    shown = {1: "Lin drinks coffee every morning", 2: "Lin takes coffee with oat milk", 3: "我每周三去游泳 2 次"}
+    ids = Ids(shown, frozenset({3}))
+    try:
+        ops = operations(reply)
+    except Invalid:
+        return
+    for op in ops:
+        if not isinstance(op, dict):
+            continue
+        try:
+            chosen = ids.take(op.get("ids"), at_least=2)
+            assert set(chosen) <= {1, 2}
+            text = check_text(op.get("text"), [shown[i] for i in chosen], 2000, keep_numbers_of=[shown[i] for i in chosen])
+            assert isinstance(text, str) and text
+            ids.commit(chosen)
+        except Invalid:
+            pass
