@@ -674,6 +674,50 @@ def daemon(once: bool, tick: float, vault: str | None, user: str | None, agent: 
         sys.exit(1)
 
 
+@cli.command()
+@click.option("--http", "http", default=None, metavar="HOST:PORT", help="Serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8765) instead of stdio.")
+@click.option("--token", envvar="MEMDREAM_MCP_TOKEN", default=None, help="Bearer token HTTP clients must send [env MEMDREAM_MCP_TOKEN]; generated and printed when absent.")
+@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background while serving.")
+@_scope_options
+@_handle_errors
+def serve(http: str | None, token: str | None, scheduler: bool, vault: str | None, user: str | None, agent: str | None) -> None:
+    """Serve this scope's memory over MCP (stdio by default; needs the 'mcp' extra).
+
+    Tools: remember, recall, context, forget, pin, history, log, dream, conflicts, resolve.
+    Resources: memdream://MEMORY.md, memdream://NOW.md, memdream://daily/today. The scope is
+    fixed by --vault/--user/--agent; no tool argument can reach another scope.
+    """
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        raise MemdreamError("the MCP server needs the official MCP SDK", "pip install 'memdream[mcp]'") from exc
+    from memdream.mcp.server import build_server, new_token, serve_http
+
+    mem = _open(vault, user, agent, create=True)
+    sched = None
+    if scheduler:
+        from memdream.dream.schedule import Scheduler
+
+        sched = Scheduler(lambda: _open(vault, user, agent), say=lambda m: click.echo(f"{_now()}  {m}", err=True))
+        sched.start()
+    try:
+        if http is None:
+            build_server(mem).run("stdio")
+            return
+        host, _, port = http.rpartition(":")
+        if not host or not port.isdigit():
+            raise click.BadParameter("use HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
+        if not token:
+            token = new_token()
+            click.echo(f"memdream MCP over HTTP: bearer token {token}", err=True)
+        click.echo(f"serving scope {mem.scope.key} of {mem.vault.root} at http://{host}:{port}/mcp", err=True)
+        serve_http(mem, host, int(port), token)
+    finally:
+        if sched is not None:
+            sched.stop(timeout=5)
+        mem.close()
+
+
 def _now() -> str:
     from datetime import datetime
 
