@@ -394,6 +394,25 @@ class Memory:
             self._update(self._path(row), drop_current)
             return ended.evolve(layer=ARCHIVE)
 
+    def update(self, entry_id: str, text: str, source: str = "user") -> WriteOutcome:
+        """Replace a memory's text: a new line supersedes the old one (`sup`), which ends and
+        stays in the history. The type, subject and pin carry over."""
+        with self.writer.locked():
+            self.sync()
+            row = self._find(entry_id, current_only=True)
+            old = row.entry()
+            out = self.write(text, type=old.type or None, subject=old.subject or None, pin=old.pinned, source=source)
+            if out.entry.id == old.id:
+                return out  # the same thing said again
+            if out.action == "superseded" and any(e.id == old.id for e in out.superseded):
+                return out  # the subject did it
+            now = self.clock.now()
+            new_id = out.entry.id
+            self._update(self._path(self._find(new_id, current_only=True)), self._set(new_id, lambda e: e.evolve(supersedes=e.supersedes or old.id)))
+            upd = self._update(self._path(row), self._set(old.id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
+            ended = (upd.result or old).evolve(layer=row.layer)
+            return WriteOutcome("superseded", out.entry.evolve(supersedes=out.entry.supersedes or old.id), (*out.superseded, ended))
+
     def pin(self, entry_id: str, pinned: bool = True) -> Entry:
         with self.writer.locked():
             self.sync()

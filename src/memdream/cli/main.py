@@ -718,6 +718,55 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
         mem.close()
 
 
+@cli.command()
+@click.option("--budget", type=click.IntRange(500, 200_000), default=6000, show_default=True, help="Tokens of conversation kept in the model's context; older turns are summarized into the daily memory.")
+@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background during the chat.")
+@_scope_options
+@_handle_errors
+def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agent: str | None) -> None:
+    """Chat with the configured model, with memory (needs [llm] in memdream.toml or MEMDREAM_LLM_*).
+
+    The model sees the resident memory, the memories recalled for each message and snippets
+    of past conversations, and can add, update, delete and pin memories (secrets refused).
+    Slash commands: /remember, /forget, /recall, /memory show, /memory dream [N], /now, /help, /exit.
+    """
+    from memdream.chat.session import ChatSession
+    from memdream.llm.client import LLMError
+
+    mem = _open(vault, user, agent, create=True)
+    sched = None
+    try:
+        session = ChatSession(mem, mem.llm, budget)  # type: ignore[arg-type]
+        if scheduler:
+            from memdream.dream.schedule import Scheduler
+
+            sched = Scheduler(lambda: _open(vault, user, agent))
+            sched.start()
+        click.echo(f"memdream chat · scope {mem.scope.key} · /help for commands, /exit to leave", err=True)
+        interactive = sys.stdin.isatty()
+        while True:
+            if interactive:
+                click.echo("you> ", nl=False)
+            line = sys.stdin.readline()
+            if not line or line.strip() in ("/exit", "/quit"):
+                break
+            try:
+                turn = session.send(line)
+            except LLMError as exc:
+                click.echo(f"error: {exc.message}\nhint: {exc.hint}", err=True)
+                continue
+            for action in turn.actions:
+                click.echo(f"  [memory] {action}")
+            if turn.reply:
+                click.echo(turn.reply if turn.command else f"assistant> {turn.reply}")
+            if turn.trimmed:
+                click.echo(f"  [memory] {turn.trimmed} older messages left the context; their summary went into today's daily memory", err=True)
+    finally:
+        if sched is not None:
+            sched.stop(timeout=5)
+        mem.close()
+
+
 def _now() -> str:
     from datetime import datetime
 

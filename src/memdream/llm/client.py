@@ -27,12 +27,20 @@ class LLMError(MemdreamError):
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it (may be malformed: the caller checks)
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     prompt_tokens: int
     completion_tokens: int
     model: str
     seconds: float
+    tool_calls: tuple[ToolCall, ...] = ()
 
     def json(self) -> Any:
         """The reply parsed as JSON (a ```json fence or leading prose is tolerated)."""
@@ -52,7 +60,9 @@ class Completion:
 class LLM(Protocol):
     model_id: str
 
-    def complete(self, messages: list[dict[str, str]], json_mode: bool = False, max_tokens: int | None = None) -> Completion: ...
+    def complete(
+        self, messages: list[dict[str, Any]], json_mode: bool = False, max_tokens: int | None = None, tools: list[dict] | None = None
+    ) -> Completion: ...
 
 
 class OpenAICompatLLM:
@@ -71,7 +81,10 @@ class OpenAICompatLLM:
         self._json_mode_ok = True
         self._client = None  # one httpx.Client, made on first use: connections and TLS set-up are reused
 
-    def complete(self, messages: list[dict[str, str]], json_mode: bool = False, max_tokens: int | None = None) -> Completion:
+    def complete(
+        self, messages: list[dict[str, Any]], json_mode: bool = False, max_tokens: int | None = None, tools: list[dict] | None = None
+    ) -> Completion:
+        """One chat completion. `tools` (OpenAI function specs) lets the model answer with tool calls."""
         import httpx
 
         if self._client is None:
@@ -81,6 +94,8 @@ class OpenAICompatLLM:
             body["max_tokens"] = max_tokens
         if json_mode and self._json_mode_ok:
             body["response_format"] = {"type": "json_object"}
+        if tools:
+            body["tools"] = tools
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         url = f"{self.base_url}/chat/completions"
         last: str = ""
@@ -104,8 +119,13 @@ class OpenAICompatLLM:
                 raise LLMError(f"{url} answered HTTP {r.status_code}: {r.text[:200]}", "check [llm] model and the API key")
             try:
                 data = r.json()
-                text = data["choices"][0]["message"]["content"] or ""
+                message = data["choices"][0]["message"]
+                text = message.get("content") or ""
                 usage = data.get("usage") or {}
+                calls = tuple(
+                    ToolCall(str(c.get("id") or f"call{i}"), str(c["function"]["name"]), str(c["function"].get("arguments") or "{}"))
+                    for i, c in enumerate(message.get("tool_calls") or [])
+                )
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 raise LLMError(f"unexpected answer from {url}: {exc}", "is base_url an OpenAI-compatible /v1 endpoint?") from exc
             return Completion(
@@ -114,6 +134,7 @@ class OpenAICompatLLM:
                 int(usage.get("completion_tokens") or 0),
                 str(data.get("model") or self.model),
                 time.monotonic() - start,
+                calls,
             )
         raise LLMError(f"no answer from {url} after {self.retries} attempts ({last})", "is the model server running? check [llm] base_url")
 

@@ -26,13 +26,14 @@ class Scripted:
     status: int = 200
     delay: float = 0.0
     body: str | None = None  # a raw body instead of a completion (malformed replies)
+    tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": {...} or "raw json"}]
 
 
 class FakeLLMServer:
     def __init__(self, reject_json_mode: bool = False) -> None:
         self.queue: deque[Scripted] = deque()
         self.requests: list[dict[str, Any]] = []
-        self.default: Callable[[dict[str, Any]], str] | None = None
+        self.default: Callable[[dict[str, Any]], str | Scripted] | None = None
         self.reject_json_mode = reject_json_mode
         server = self
 
@@ -44,16 +45,26 @@ class FakeLLMServer:
                 if server.reject_json_mode and "response_format" in req:
                     self._send(400, json.dumps({"error": {"message": "response_format is not supported"}}))
                     return
-                item = server.queue.popleft() if server.queue else Scripted(server.default(req) if server.default else "")
+                if server.queue:
+                    item = server.queue.popleft()
+                else:
+                    got = server.default(req) if server.default else ""
+                    item = got if isinstance(got, Scripted) else Scripted(got)
                 if item.delay:
                     time.sleep(item.delay)
                 if item.body is not None or item.status != 200:
                     self._send(item.status, item.body or json.dumps({"error": {"message": "scripted error"}}))
                     return
+                message: dict[str, Any] = {"role": "assistant", "content": item.text}
+                if item.tool_calls:
+                    message["tool_calls"] = [
+                        {"id": f"call_{n}", "type": "function", "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"], ensure_ascii=False)}}
+                        for n, c in enumerate(item.tool_calls)
+                    ]
                 out = {
                     "id": "fake", "object": "chat.completion", "model": req.get("model", "fake"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": item.text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": sum(len(m.get("content", "")) for m in req.get("messages", [])) // 4, "completion_tokens": len(item.text) // 4},
+                    "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if item.tool_calls else "stop"}],
+                    "usage": {"prompt_tokens": sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4, "completion_tokens": len(item.text) // 4},
                 }  # fmt: skip
                 self._send(200, json.dumps(out))
 
@@ -79,8 +90,8 @@ class FakeLLMServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def reply(self, text: str = "", status: int = 200, delay: float = 0.0, body: str | None = None) -> None:
-        self.queue.append(Scripted(text, status, delay, body))
+    def reply(self, text: str = "", status: int = 200, delay: float = 0.0, body: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> None:
+        self.queue.append(Scripted(text, status, delay, body, tool_calls))
 
     def __enter__(self) -> "FakeLLMServer":
         self._thread.start()
