@@ -7,16 +7,17 @@ index and the clock. Tests pass a frozen clock through the same arguments.
 from __future__ import annotations
 
 import os
+import re
 import secrets as _random
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from memdream.clock import Clock, SystemClock
 from memdream.config import Config, load_config
-from memdream.errors import NotFound, RefusedInput, SecretRefused, VaultError
+from memdream.errors import MemdreamError, NotFound, RefusedInput, SecretRefused, VaultError
 from memdream.index.db import NEG_TOKEN, Index, Row
 from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.entry import (
@@ -85,15 +86,21 @@ Action = Literal["added", "duplicate", "superseded"]
 
 @dataclass
 class ImportReport:
-    imported: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
+    imported: list[str] = field(default_factory=list)  # files written (transcripts, documents, daily memory)
+    unchanged: list[str] = field(default_factory=list)  # files already imported
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)  # ids of memories written
+    known: int = 0  # memories already there (importing twice adds nothing)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (where, why): secrets and bad lines
 
     def to_json(self) -> dict:
         return {
             "imported": self.imported,
             "unchanged": self.unchanged,
             "skipped": [{"where": w, "why": y} for w, y in self.skipped],
+            "memories_added": self.added,
+            "memories_known": self.known,
+            "refused": [{"where": w, "why": y} for w, y in self.refused],
         }
 
 
@@ -667,6 +674,65 @@ class Memory:
                 report.unchanged.append(self.vault.relpath(target))
             else:
                 report.imported.append(self.vault.relpath(target))
+        sync_raw(self.index, self.scope)
+        return report
+
+    def import_folder(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
+        """Import another memory system's folder (claude-code, openclaw, cowagent): list items
+        become memories through the write path; daily logs join the daily memory; the rest is
+        kept verbatim in the raw layer. Importing twice adds nothing."""
+        import hashlib
+
+        from memdream.importers.folders import FOLDER_FORMATS, read_folder
+
+        if fmt not in FOLDER_FORMATS:
+            raise RefusedInput(f"unknown folder format {fmt!r}", "use one of: " + ", ".join(FOLDER_FORMATS))
+        src = Path(path)
+        if not src.exists():
+            raise RefusedInput(f"{src} does not exist", "check the path")
+        folder = read_folder(fmt, src)
+        report = ImportReport(skipped=list(folder.skipped))
+        for item in folder.memories:
+            self.sync()
+            if self.index.db.execute(
+                "SELECT 1 FROM entries WHERE scope = ? AND text = ? AND vt IS NULL LIMIT 1", (self.scope.key, item.text)
+            ).fetchone():
+                report.known += 1
+                continue
+            try:
+                out = self.write(item.text, source="import")
+            except MemdreamError as exc:
+                report.refused.append((item.where, exc.message))
+                continue
+            if out.action == "duplicate":
+                report.known += 1
+            else:
+                report.added.append(out.entry.id)
+        for day, text, where in folder.daily:
+            if find_secret(text):
+                report.refused.append((where, "the file holds something that looks like a credential; import it after removing it"))
+                continue
+            mark = f"<!-- memdream:import {fmt} {hashlib.sha256(text.encode()).hexdigest()[:16]} -->"
+            target = self.knowledge.log_path(date.fromisoformat(day))
+
+            def add(old: str | None, text: str = text, mark: str = mark) -> str | None:
+                if old is not None and mark in old:
+                    return None
+                block = text.rstrip("\n") + "\n" + mark + "\n"
+                if old is None:
+                    return block
+                return old.rstrip("\n") + f"\n\n### 00:00 — Imported from {fmt}\n\n" + block
+
+            (report.imported if self.writer.write_text(target, add) else report.unchanged).append(self.vault.relpath(target))
+        folder_dir = self.vault.memory_dir(self.scope) / "sessions" / f"import-{fmt}"
+        for name, text, where in folder.documents:
+            if find_secret(text):
+                report.refused.append((where, "the file holds something that looks like a credential; its list items were checked one by one"))
+                continue
+            safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:100] or "document"
+            target = folder_dir / (safe if safe.endswith(".md") else safe + ".md")
+            state = self.writer.write_text(target, lambda old, text=text: text if old != text else None)
+            (report.imported if state else report.unchanged).append(self.vault.relpath(target))
         sync_raw(self.index, self.scope)
         return report
 

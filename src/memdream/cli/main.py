@@ -282,18 +282,36 @@ def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, a
 
 @cli.command("import")
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--from", "fmt", type=click.Choice(["jsonl", "chatgpt", "markdown"]), required=True, help="The format of PATH (a file or a folder of files).")
+@click.option(
+    "--from",
+    "fmt",
+    type=click.Choice(["jsonl", "chatgpt", "markdown", "claude-code", "openclaw", "cowagent"]),
+    required=True,
+    help="jsonl, chatgpt (conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder.",
+)
 @_scope_options
 @_json_option
 @_handle_errors
 def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
-    """Store conversation transcripts verbatim in the raw layer (importing twice adds nothing)."""
+    """Import conversations or another memory system's folder (importing twice adds nothing).
+
+    Conversations are stored verbatim in the raw layer. From a memory folder, list items
+    become memories through the write path (secrets refused, repeats folded), daily logs join
+    the daily memory, and the other files are kept verbatim and searchable.
+    """
     with _open(vault, user, agent, create=True) as mem:
-        report = mem.import_transcripts(fmt, path)
+        folder = fmt in ("claude-code", "openclaw", "cowagent")
+        report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
     if as_json:
         _emit(report.to_json())
         return
-    click.echo(f"imported {len(report.imported)} transcript(s), {len(report.unchanged)} already there, {len(report.skipped)} skipped")
+    if folder:
+        click.echo(f"memories: {len(report.added)} added, {report.known} already known, {len(report.refused)} refused")
+        click.echo(f"files: {len(report.imported)} imported, {len(report.unchanged)} already there, {len(report.skipped)} skipped")
+    else:
+        click.echo(f"imported {len(report.imported)} transcript(s), {len(report.unchanged)} already there, {len(report.skipped)} skipped")
+    for where, why in report.refused:
+        click.echo(f"  refused {where}: {why}")
     for where, why in report.skipped:
         click.echo(f"  skipped {where}: {why}")
 
