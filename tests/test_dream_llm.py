@@ -363,3 +363,19 @@ def test_a_merge_keeps_the_one_subject_and_refuses_two(tmp_path, clock, server) 
     out = mem.write("I live in Shanghai", subject="home city")
     assert [e.id for e in out.superseded] == [merged.id]  # a later value still supersedes it
     assert mem.get(job.id).valid_to is None and mem.get(city.id).end == "merged"
+
+
+def test_clusters_start_from_the_strongest_link_not_from_small_talk() -> None:
+    from memdream.dream.deep import clusters
+    from memdream.model.entry import Entry
+    from memdream.model.tokens import tokens
+
+    places = (
+        "sunset ocean forest river mountain garden meadow desert canyon island glacier volcano prairie lagoon harbor valley"
+        " orchard vineyard tundra marsh bayou savanna steppe fjord delta plateau jungle reef dune cliff cove"
+    ).split()
+    talk = [f"Wow Caroline that painting is awesome, love the colors {w}" for w in places]
+    pair = ["Caroline: I adopted a rescue dog named Biscuit in March", "Caroline adopted a rescue dog called Biscuit in March"]
+    items = [(Entry(text=t, id=str(i)), set(tokens(t))) for i, t in enumerate(talk + pair)]
+    groups = clusters(items)
+    assert any({31, 32} <= set(g) for g in groups)  # the restatement pair is shown to the model

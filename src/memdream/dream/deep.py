@@ -11,6 +11,7 @@ each, inside the cage (DESIGN section 9; the first source document's dreaming.go
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -65,8 +66,8 @@ def fingerprint(entries: list[Entry]) -> str:
 
 def clusters(items: list[tuple[Entry, set[str]]], declined: frozenset[str] = frozenset()) -> list[list[int]]:
     """Groups (indexes into `items`) of related entries: same subject, or sharing at least
-    RELATED_MIN_SHARED tokens and RELATED of the shorter one's tokens. Greedy from the best-connected entry; at most MAX_CLUSTERS
-    groups of 2 to MAX_CLUSTER_SIZE entries."""
+    RELATED_MIN_SHARED tokens and RELATED of the shorter one's tokens. Greedy from the
+    entry with the strongest link; at most MAX_CLUSTERS groups of 2 to MAX_CLUSTER_SIZE."""
     df = Counter(t for _, toks in items for t in toks)
     postings: dict[str, list[int]] = {}
     for i, (_, toks) in enumerate(items):
@@ -77,6 +78,12 @@ def clusters(items: list[tuple[Entry, set[str]]], declined: frozenset[str] = fro
     for i, (e, _) in enumerate(items):
         if e.subject:
             by_subject.setdefault(e.subject, []).append(i)
+    n = len(items)
+    idf = {t: math.log(1 + n / d) for t, d in df.items()}
+    # (strength, j): related neighbours, strongest first. Whether two lines are related is the
+    # share of tokens above; how strongly is the weight of what they share (rare words weigh
+    # more), so "adopted a rescue dog named Biscuit" pairs with its restatement before lines
+    # of small talk that share only common words.
     neighbours: list[list[tuple[float, int]]] = []
     for i, (e, toks) in enumerate(items):
         near: dict[int, float] = {}
@@ -84,13 +91,17 @@ def clusters(items: list[tuple[Entry, set[str]]], declined: frozenset[str] = fro
             for j in postings.get(t, ()):
                 if j != i and j not in near:
                     other = items[j][1]
-                    shared = len(toks & other)
-                    near[j] = shared / min(len(toks), len(other)) if shared >= RELATED_MIN_SHARED else 0.0
+                    shared = toks & other
+                    related = len(shared) >= RELATED_MIN_SHARED and len(shared) / min(len(toks), len(other)) >= RELATED
+                    near[j] = sum(idf[x] for x in shared) if related else -1.0
         for j in by_subject.get(e.subject, []) if e.subject else []:
             if j != i:
-                near[j] = max(near.get(j, 0.0), 1.0)
-        neighbours.append(sorted(((s, j) for j, s in near.items() if s >= RELATED), key=lambda sj: (-sj[0], sj[1])))
-    order = sorted(range(len(items)), key=lambda i: (-len(neighbours[i]), -sum(s for s, _ in neighbours[i][:MAX_CLUSTER_SIZE]), i))
+                near[j] = max(near.get(j, 0.0), sum(idf[x] for x in toks & items[j][1]), 1.0)
+        neighbours.append(sorted(((s, j) for j, s in near.items() if s > 0), key=lambda sj: (-sj[0], sj[1])))
+    # Seed from the strongest links first: two lines that say nearly the same thing are the
+    # likeliest merge, while the best-connected lines are often generic small talk (measured
+    # in bench/dream_life.py).
+    order = sorted(range(n), key=lambda i: (-(neighbours[i][0][0] if neighbours[i] else 0.0), -len(neighbours[i]), i))
     taken: set[int] = set()
     out: list[list[int]] = []
     for i in order:
