@@ -151,6 +151,45 @@ def run_demo(keep: str | None = None) -> None:
         again = mem.dream(["light"])
         click.echo(f"dream --phase light  ->  {again.phases[0].status}, {again.phases[0].message} (and it stays: `git diff` shows the moves in a git vault)")
 
+        _title("Bring your memories along: a Claude Code memory folder")
+        folder = root / "claude-memory"
+        folder.mkdir()
+        (folder / "MEMORY.md").write_text(
+            "# Memory Index\n\n- [User profile](user.md) — who the user is\n- The repo uses pnpm, not npm\n- 以后都用中文回我\n",
+            encoding="utf-8",
+        )
+        (folder / "user.md").write_text("---\nname: user\ntype: user\n---\n\nThe user writes Go and reviews code at night.\n\nOur CI token is ghp_4f9KqZ2mN8xVt7LbR1cW3yHd6JpE0sAaXy12\n", encoding="utf-8")
+        report = mem.import_folder("claude-code", folder)
+        click.echo(f"import --from claude-code  ->  {len(report.added)} added, {report.known} already known, {len(report.refused)} refused")
+        for where, why in report.refused:
+            click.echo(f"   refused {where}: {why}")
+
+        try:
+            import asyncio
+
+            from mcp.client import Client
+
+            from memdream.mcp.server import build_server
+        except ImportError:
+            click.echo("\n(the MCP act needs the 'mcp' extra: pip install 'memdream[mcp]')")
+        else:
+            _title("An agent over MCP (memdream serve): the same memory, as tools")
+
+            async def agent() -> None:
+                async with Client(build_server(mem)) as c:
+                    names = [t.name for t in (await c.list_tools()).tools]
+                    click.echo(f"tools: {', '.join(names)}")
+                    res = await c.call_tool("recall", {"query": "用什么语言回复我", "k": 1})
+                    hit = __import__("json").loads(res.content[0].text)["hits"]
+                    click.echo(f'recall "用什么语言回复我"  ->  {hit[0]["text"] if hit else "(nothing)"}')
+                    res = await c.call_tool("remember", {"text": "my password is hunter2hunter2"})
+                    click.echo(f"remember a password  ->  error: {res.content[0].text.split(': ', 1)[-1][:60]}…")
+
+            import logging
+
+            logging.getLogger("mcp").setLevel(logging.CRITICAL)  # the SDK logs each refused call; the demo prints it
+            asyncio.run(agent())
+
         click.echo()
         click.echo("Edit these files by hand any time: the next memdream command sees the change.")
     finally:

@@ -727,7 +727,7 @@ class Memory:
         folder_dir = self.vault.memory_dir(self.scope) / "sessions" / f"import-{fmt}"
         for name, text, where in folder.documents:
             if find_secret(text):
-                report.refused.append((where, "the file holds something that looks like a credential; its list items were checked one by one"))
+                report.refused.append((where, "not kept as a document: it holds something that looks like a credential (its lines were imported one by one)"))
                 continue
             safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:100] or "document"
             target = folder_dir / (safe if safe.endswith(".md") else safe + ".md")
