@@ -1065,8 +1065,9 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         "engine's grounding check passes) and never joins two facts. D, a diagnostic, is C with a greedy model that joins every group it is "
         "shown (dropping the last members until the text fits in 2,000 characters): the most the deep phase's limits (4 groups of at most 8 "
         "entries a night, recall-layer entries older than 4.5 days and recalled fewer than 3 times) let any model fold. E, a diagnostic, is C "
-        "with one change to the library patched in this process: the deep phase's groups seeded from the entries with the strongest link "
-        "instead of the most links (`strongest_first_clusters`; see the library issues).",
+        "with the deep phase's grouping replaced in this process: groups seeded by the unweighted strength of their best link (the share "
+        "of tokens two lines share; `strongest_first_clusters`), to compare with the library's own grouping (seeded by the strongest link "
+        "weighted by the rarity of the shared words).",
         "",
         f"Restatements (the share of paraphrases; the reduction measured below depends on it): agents say the same fact again in other "
         f"words, which bigram dedup (similarity > 0.65) does not fold. `PARAPHRASED_TURN_SHARE = {PARAPHRASED_TURN_SHARE:.2f}` of the "
@@ -1178,10 +1179,9 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         f"restatement it is shown next to its source, without error ({Cr.cross_fact_merges} merges joined different facts, "
         f"{Cr.deep_rejected} rejected by the engine), but it is shown few: {Cr.oracle['groups']} groups over the life, "
         f"{Cr.oracle['groups left alone']} of them holding no two memories of one fact, hence {Cr.deep_merged} merges ({Cr.deep_sources} sources) "
-        f"and {cut['C']:.1%} fewer entries against a ceiling of {ceiling:.1%}. The deep phase picks its 4 groups a night greedily from the "
-        "entries with the most related neighbours: LoCoMo small talk (\"Wow, Caroline, that's awesome!\") relates to hundreds of lines and "
-        "fills the groups, while a restatement and its source, related to each other (sharing nearly all their tokens) and to little else, "
-        "rarely lead a group (see the library issue below). Entries recalled 3 times or more are out of its reach too: at the last day "
+        f"and {cut['C']:.1%} fewer entries against a ceiling of {ceiling:.1%}. The deep phase picks its 4 groups a night greedily, from the "
+        "strongest links weighted by rare words; even so most groups it shows hold no two memories of one fact (two lines of small talk "
+        "naming the same person link strongly too), and at 4 groups a night it cannot reach the 326 restatements. Entries recalled 3 times or more are out of its reach too: at the last day "
         f"{C.out_of_reach} of C's {C.entries:,} live entries, {C.subject_lines[0]} of its {C.subject_lines[1]} personal-fact lines with a subject "
         "(each is asked about every few evenings)."
         + ("" if "D" not in results else (
@@ -1203,7 +1203,7 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
     if "E" in results:
         Er = results["E"]
         e_check = (
-            f"Run E, C with only the seed order changed in-process (seeds by the strength of their best link), makes {Er.deep_merged} merges "
+            f"Run E, seeded by the unweighted strength of the best link instead, makes {Er.deep_merged} merges "
             f"({Er.deep_sources} sources, {Er.cross_fact_merges} joining different facts): {cut['E']:.1%} fewer live entries, redundant share "
             f"{red(last['E']):.1%}, current values {Er.current_ok5}/{n_facts}, canary R@10 {last['E'].canary['relevance'][0]:.3f} by relevance and "
             f"{last['E'].canary['score'][0]:.3f} by score (A {a.canary['relevance'][0]:.3f}, {a.canary['score'][0]:.3f}); {Er.oracle['groups left alone']} "
@@ -1213,9 +1213,9 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
         "",
         "Library issues this run exposes:",
         "",
-        "1. `clusters` (`src/memdream/dream/deep.py`) seeds its groups from the entries with the most related neighbours, so hubs of "
-        "generic small talk take the 4 groups a night and pairs that are strongly related only to each other (a restatement and its "
-        "source) are seldom shown; with the declined groups remembered, the hubs come back as soon as one new line joins them. "
+        "1. Grouping (`clusters`, `src/memdream/dream/deep.py`): the first version of this benchmark found the groups seeded from the "
+        "entries with the most related neighbours, so hubs of small talk took the 4 groups a night (12 merges over the life). The library "
+        "now seeds from the strongest link weighted by rare words (run C). "
         + e_check,
         "2. Supersession is by subject only: `remember(\"I live in Shanghai\", subject=\"home city\")` ends the subject's line, but a "
         "restatement written earlier without a subject (\"Lives in Hangzhou now\") stays current and is recalled with the new value "

@@ -193,7 +193,9 @@ def apply_plan(mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...]
     with mem.writer.locked():
         mem.sync()
         now = mem.clock.now()
-        base = Baseline.take(mem, budget, canaries)
+        moves_only = all(isinstance(op, (Move, Drop)) for op in plan.ops)
+        touched = {op.entry.id for op in plan.ops if isinstance(op, (Move, Drop))} if moves_only else None
+        base = Baseline.take(mem, budget, canaries, touched)
         tx = Transaction()
         mem._tx = tx
         try:

@@ -34,7 +34,10 @@ class Baseline:
     canaries: list[tuple[str, set[str]]]  # (query, ids it found before)
 
     @classmethod
-    def take(cls, mem: "Memory", budget: int, queries: tuple[str, ...]) -> "Baseline":
+    def take(cls, mem: "Memory", budget: int, queries: tuple[str, ...], touched: set[str] | None = None) -> "Baseline":
+        """`touched`: the ids a plan that only moves and marks will touch (None: a plan that may
+        add lines). A default canary whose entry such a plan does not touch cannot lose it
+        (texts and the lines that compete with it stay), so it is not queried."""
         if queries:
             canaries = [(q, {h.entry.id for h in _quiet_recall(mem, q)[:3]}) for q in queries]
         else:
@@ -44,6 +47,8 @@ class Baseline:
             ).fetchall()
             canaries = []
             for eid, text in top:
+                if touched is not None and eid not in touched:
+                    continue
                 found = {h.entry.id for h in _quiet_recall(mem, text)}
                 canaries.append((text, {eid} & found))
         return cls(_ids(mem), _resident(mem), budget, [(q, ids) for q, ids in canaries if ids])
