@@ -116,3 +116,20 @@ def test_a_symlink_in_a_folder_is_skipped_not_followed(tmp_path: Path, mem: Memo
     (src / "link.md").symlink_to(outside)
     report = mem.import_folder("claude-code", src)
     assert {e.text for e in mem.list()} == {"I like tea"} and any("symlink" in why for _, why in report.skipped)
+
+
+def test_a_pasted_key_in_a_conversation_never_reaches_the_raw_layer(tmp_path: Path, mem: Memory) -> None:
+    conv = tmp_path / "c.jsonl"
+    conv.write_text(
+        "\n".join(json.dumps(m) for m in [
+            {"role": "user", "content": "here is the deploy config\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nregion eu-west-1"},
+            {"role": "assistant", "content": "Thanks, deploying to eu-west-1."},
+        ]) + "\n", encoding="utf-8",
+    )  # fmt: skip
+    report = mem.import_transcripts("jsonl", conv)
+    assert report.refused and "left out" in report.refused[0][1]
+    stored = "".join(p.read_text(encoding="utf-8") for p in (mem.vault.root / "scopes").rglob("*.md"))
+    assert "wJalrXUtnFEMI" not in stored and "region eu-west-1" in stored and "credentials never enter memory" in stored
+    assert not any("wJalr" in s.text for s in mem.search_raw("AWS_SECRET_ACCESS_KEY deploy config"))
+    again = mem.import_transcripts("jsonl", conv)
+    assert again.imported == [] and len(again.unchanged) == 1

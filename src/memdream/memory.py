@@ -10,7 +10,7 @@ import os
 import re
 import secrets as _random
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -31,7 +31,7 @@ from memdream.model.entry import (
     Entry,
     layer_for_type,
 )
-from memdream.model.secrets import find_secret
+from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
@@ -660,7 +660,8 @@ class Memory:
         return search_raw(self.index, self.scope, query, k)
 
     def import_transcripts(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
-        """Store conversation transcripts verbatim under memory/sessions/ (idempotent)."""
+        """Store conversation transcripts verbatim under memory/sessions/ (idempotent), except
+        for lines that hold a credential: those are replaced by a note and reported as refused."""
         report = ImportReport()
         for item in read_transcripts(fmt, Path(path)):
             if isinstance(item, Skipped):
@@ -668,7 +669,12 @@ class Memory:
                 continue
             when = item.started_at or self.clock.now()
             target = self.vault.memory_dir(self.scope) / "sessions" / f"{when:%Y-%m-%d}" / f"{item.session_id}.md"
-            text = render_transcript(item)
+            clean = []
+            for n, m in enumerate(item.messages, 1):
+                content, kinds = redact(m.content)
+                report.refused += [(f"{item.session_id} message {n}", f"a line holding {k} was left out") for k in kinds]
+                clean.append(replace(m, content=content))
+            text = render_transcript(replace(item, messages=clean, source_id=item.source_id or item.digest()))
             state = self.writer.write_text(target, lambda old, text=text: text if old is None else None)
             if state is None:
                 report.unchanged.append(self.vault.relpath(target))
@@ -891,7 +897,7 @@ class Memory:
         for m in messages:
             if not isinstance(m, dict) or not isinstance(m.get("content"), str) or not m["content"].strip():
                 continue
-            msgs.append(Message(str(m.get("role") or "user"), m["content"]))
+            msgs.append(Message(str(m.get("role") or "user"), redact(m["content"])[0]))
         if not msgs:
             return flush(self, when, [])
         t = Transcript("chat", msgs, title="trimmed context", started_at=now, source_id=f"{now:%Y%m%d-%H%M%S}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.errors import MemdreamError, RefusedInput
 from memdream.llm.client import LLM, LLMError
+from memdream.model.secrets import redact
 from memdream.recall.snapshot import count_tokens
 from memdream.store.transcripts import Message, Transcript, render
 
@@ -102,7 +103,7 @@ class ChatSession:
         return self.mem.vault.memory_dir(self.mem.scope) / "sessions" / f"{self.started:%Y-%m-%d}" / f"{name}.md"
 
     def _record(self, role: str, content: str) -> None:
-        self.log.append(Message(role, content, self.mem.clock.now()))
+        self.log.append(Message(role, redact(content)[0], self.mem.clock.now()))  # a pasted key never reaches the raw layer
         t = Transcript("chat", self.log, title="memdream chat", started_at=self.started, source_id=self.session_id)
         text = render(t)
         self.mem.writer.write_text(self._transcript_path(), lambda old: text)

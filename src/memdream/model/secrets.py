@@ -64,7 +64,7 @@ import re
 import threading
 from typing import Any, Callable, Optional
 
-__all__ = ["find_secret"]
+__all__ = ["find_secret", "redact"]
 
 _engine: Optional["_Engine"] = None
 _engine_lock = threading.Lock()
@@ -78,6 +78,28 @@ def find_secret(text: str) -> str | None:
     if engine is None:
         engine = _get_engine()
     return engine.find(text)
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """`text` with every line that holds a credential replaced by a note, and the kinds found.
+    Conversations are kept verbatim in the raw layer, except for these lines: a pasted key
+    must not come back in a search or an active-recall snippet."""
+    if not text or find_secret(text) is None:
+        return text, []
+    kinds: list[str] = []
+    out = []
+    for line in text.split("\n"):
+        kind = find_secret(line) if line.strip() else None
+        if kind:
+            kinds.append(kind)
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}[a line holding {kind} was left out: credentials never enter memory]")
+        else:
+            out.append(line)
+    if not kinds:  # found only across lines (a private key block): drop the whole text
+        kind = find_secret(text) or "a credential"
+        return f"[a text holding {kind} was left out: credentials never enter memory]", [kind]
+    return "\n".join(out), kinds
 
 
 def _get_engine() -> "_Engine":
