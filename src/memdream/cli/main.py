@@ -785,6 +785,41 @@ def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agen
         mem.close()
 
 
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; keep the loopback default unless a TLS proxy is in front.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--token", envvar="MEMDREAM_WEB_TOKEN", default=None, help="Access token [env MEMDREAM_WEB_TOKEN]; generated and printed when absent.")
+@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background.")
+@_scope_options
+@_handle_errors
+def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | None, user: str | None, agent: str | None) -> None:
+    """The web console: entries with score traces, subject timelines, the dream diary with undo,
+    the conflict inbox, knowledge files; edit, pin and forget (needs the 'web' extra)."""
+    try:
+        import jinja2  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError as exc:
+        raise MemdreamError(f"the web console needs the 'web' extra ({exc.name} is missing)", "pip install 'memdream[web]'") from exc
+    from memdream.web.app import create_app, new_token
+
+    mem = _open(vault, user, agent, create=True)
+    token = token or new_token()
+    sched = None
+    if scheduler:
+        from memdream.dream.schedule import Scheduler
+
+        sched = Scheduler(lambda: _open(vault, user, agent), say=lambda m: click.echo(f"{_now()}  {m}", err=True))
+        sched.start()
+    click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token={token}", err=True)
+    try:
+        uvicorn.run(create_app(mem, token), host=host, port=port, log_level="warning")
+    finally:
+        if sched is not None:
+            sched.stop(timeout=5)
+        mem.close()
+
+
 def _now() -> str:
     from datetime import datetime
 
