@@ -57,9 +57,11 @@ def _worker(root: str, w: int, ops: int, out) -> None:  # type: ignore[no-untype
                 forgotten.append(eid)
             elif op < 0.7:
                 mem.pin(rng.choice(remembered), pinned=rng.random() < 0.5)
-            elif op < 0.85:
+            elif op < 0.82:
                 mem.log(f"worker {w} event {i}", f"body {w}-{i}")
                 logged.append(f"worker {w} event {i}")
+            elif op < 0.85:
+                mem.dream(["light"])  # moves and marks among the other writers and the person
             else:
                 mem.recall(rng.choice(["咖啡", "tea", "fact", "围棋"]), k=5)
         except MemdreamError as exc:
@@ -102,7 +104,7 @@ def _person(root: str, seconds: float, out) -> None:  # type: ignore[no-untyped-
     out.put({"hand": added})
 
 
-def concurrency(procs: int, ops: int) -> dict:
+def concurrency(procs: int, ops: int, person_seconds: float = 20.0) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdream-soak-") as tmp:
         root = str(Path(tmp) / "v")
         Memory(load_config(root, "me", "main", env={})).vault.init()
@@ -110,7 +112,7 @@ def concurrency(procs: int, ops: int) -> dict:
         q = ctx.Queue()
         t0 = time.perf_counter()
         workers = [ctx.Process(target=_worker, args=(root, w, ops, q)) for w in range(procs)]
-        person = ctx.Process(target=_person, args=(root, 20.0, q))
+        person = ctx.Process(target=_person, args=(root, person_seconds, q))
         for p in [*workers, person]:
             p.start()
         results = [q.get(timeout=3600) for _ in range(procs + 1)]

@@ -200,3 +200,22 @@ def test_in_chromium_a_hand_edit_reloads_the_page(browser_page) -> None:
     with open(path, "a", encoding="utf-8") as fh:
         fh.write("- typed by hand while the page was open\n")
     page.wait_for_selector("text=typed by hand while the page was open", timeout=10_000)
+
+
+def test_odd_and_hostile_names_in_routes_reach_nothing(client, tmp_path: Path) -> None:
+    c, mem = client
+    c.get("/?token=" + TOKEN)
+    other = Memory(load_config(mem.vault.root, "alice", "main", env={}), mem.clock)
+    secret = other.remember("Alice's bank is in Zurich")
+    csrf = csrf_of(c.get("/entries").text)
+    for path in ("/subject/..%2F..%2Falice%2FMEMORY.md", "/subject/" + secret.id, "/subject/%00", "/subject/" + "x" * 5000):
+        r = c.get(path)
+        assert r.status_code in (404, 400) and "Zurich" not in r.text, path
+    for target in (f"/entry/{secret.id}/forget", "/entry/..%2F..%2Fetc%2Fpasswd/forget", f"/entry/{secret.id}/pin"):
+        r = c.post(target, data={"csrf": csrf, "version": "x"})
+        assert r.status_code in (404, 400, 409), target
+    r = c.post("/conflicts/..%2Fx", data={"csrf": csrf, "keep": "a"})
+    assert r.status_code in (400, 404)
+    assert other.get(secret.id).valid_to is None and not other.get(secret.id).pinned
+    assert "Alice&#39;s bank" not in c.get("/entries?q=Zurich bank").text and "Alice" not in c.get("/entries?layer=recall").text
+    other.close()

@@ -220,7 +220,13 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
         Route("/entry/{entry_id}/{action}", change, methods=["POST"]),
         Route("/api/state", state),
     ]
-    inner = Starlette(routes=routes)
+    async def refused(request: Request, exc: Exception) -> Response:
+        status = 404 if isinstance(exc, NotFound) else 400
+        msg = exc.message if isinstance(exc, MemdreamError) else str(exc)
+        hint = exc.hint if isinstance(exc, MemdreamError) else ""
+        return page(request, "message", status, title="Not found" if status == 404 else "Refused", text=f"{msg}. {hint}".strip())
+
+    inner = Starlette(routes=routes, exception_handlers={MemdreamError: refused})
 
     async def app(scope, receive, send):  # type: ignore[no-untyped-def]
         if scope["type"] != "http":
@@ -242,10 +248,7 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
             body = "This memdream console needs its token: open the link `memdream web` printed, or send Authorization: Bearer TOKEN."
             await Response(body, status_code=401, media_type="text/plain", headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
-        try:
-            await inner(scope, receive, send)
-        except NotFound as exc:
-            await HTMLResponse(env.get_template("message.html").render(title="Not found", text=exc.message, scope=mem.scope.key, csrf=csrf, generation=0, path="", tab=""), status_code=404)(scope, receive, send)
+        await inner(scope, receive, send)
 
     return app  # type: ignore[return-value]
 
