@@ -78,6 +78,13 @@ def _bump_meta(db: sqlite3.Connection, entries: int, tokens: int) -> None:
     )
 
 
+def _has_numpy() -> bool:
+    """The in-process postings score with numpy; without it (a plain install) FTS5 serves every search."""
+    import importlib.util
+
+    return importlib.util.find_spec("numpy") is not None
+
+
 def text_hash(text: str) -> str:
     """The key under which a text's vectors are stored (with the model's fingerprint)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
@@ -440,7 +447,7 @@ class Index:
         if not present or limit <= 0:
             return []
         n_docs, avgdl = self.corpus_stats()
-        if postings and current_only and self._searches > 1 and n_docs >= self.postings_min_entries:
+        if postings and current_only and self._searches > 1 and n_docs >= self.postings_min_entries and _has_numpy():
             if self._postings is None:
                 from memdream.index.postings import Postings
 
