@@ -319,14 +319,20 @@ def render(results: dict, runs: list, quick: bool, sizes: dict) -> str:
               "- The synthetic questions are half Chinese. MiniLM is an English model, and bm25s's default tokenizer keeps a run of Chinese "
               "characters as one token, so their Chinese recall is low by construction; memdream tokenizes Chinese (words and bigrams) "
               "and `use` is multilingual. The `R@10 en / zh` column separates the two.",
-              "- Same embedder, same vectors: on 1k the floor, mem0 (FAISS) and chromadb return the same rankings; their differences are "
-              "overhead. LangMem's store embeds the JSON value it keeps (`{\"content\": text}`), hence its slightly different recall.",
+              "- Same embedder, same vectors: on 1k the floor, mem0 (FAISS) and chromadb score the same recall; their differences are "
+              "overhead. LangMem's recall differs a little from the floor's (its store embeds the value it keeps; not investigated further).",
               "- mem0's hybrid (BM25) leg and entity extraction need downloads or an LLM: dense only here. Basic Memory's vector search needs "
               "a model download and a SQLite build that loads extensions: keyword only (it says so and falls back). memsearch and Basic Memory "
               "are run on LoCoMo and 1k only (at their measured speed 10k takes hours); QMD (npm) was not run.",
               "- memdream's base install (`pip install memdream`) does not declare numpy, yet recall in a scope of many entries imports it "
               "(`memdream/index/postings.py`): the first try at 10k failed with `ModuleNotFoundError: numpy`; the harness installs numpy "
               "beside it (reported as a library issue).",
+              "- mem0's FAISS store rewrites its whole index file on every insert, so its add time grows with the store (p50 36 ms at 1k, 178 ms "
+              "at 10k). In the first `--quick` run mem0 loaded 10k memories one `add` at a time and hit the 900 s limit (that wait is in its "
+              "30.4 min); it now bulk-loads like the other embedding peers (the records `add(infer=False)` writes, inserted 1,000 at a time) "
+              "and was re-run with memdream (the numpy fix below) and Basic Memory in the second command.",
+              "- memdream's search time includes embedding the query (`use`, about 3 ms a query here); mem0, chromadb and the floor include "
+              "MiniLM's query embedding. memdream's hit journal works as shipped (hits counted, folded every 5,000).",
               "- The machine's second core was busy at times with another job during these runs; every peer ran pinned to one thread, one at a time.", ""]
     parts += ["![recall@10 vs search latency](img/peers_recall_latency.png)", "", "![latency vs corpus size](img/peers_scale.png)", "", END]
     return "\n".join(parts) + "\n"
