@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memdream.errors import MemdreamError, RefusedInput
@@ -229,7 +228,3 @@ class ChatSession:
         except LLMError as exc:
             return Turn(f"error: {exc.message}", command=True)
         return Turn(f"unknown command {name}; /help lists them", command=True)
-
-    @property
-    def when(self) -> datetime:
-        return self.started

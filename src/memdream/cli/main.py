@@ -712,12 +712,7 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
     from memdream.mcp.server import build_server, new_token, serve_http
 
     mem = _open(vault, user, agent, create=True)
-    sched = None
-    if scheduler:
-        from memdream.dream.schedule import Scheduler
-
-        sched = Scheduler(lambda: _open(vault, user, agent), say=lambda m: click.echo(f"{_now()}  {m}", err=True))
-        sched.start()
+    sched = _background_scheduler(vault, user, agent, loud=True) if scheduler else None
     try:
         if http is None:
             build_server(mem).run("stdio")
@@ -756,10 +751,7 @@ def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agen
     try:
         session = ChatSession(mem, mem.llm, budget)  # type: ignore[arg-type]
         if scheduler:
-            from memdream.dream.schedule import Scheduler
-
-            sched = Scheduler(lambda: _open(vault, user, agent))
-            sched.start()
+            sched = _background_scheduler(vault, user, agent, loud=False)  # quiet: the chat owns the terminal
         click.echo(f"memdream chat · scope {mem.scope.key} · /help for commands, /exit to leave", err=True)
         interactive = sys.stdin.isatty()
         while True:
@@ -805,12 +797,7 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
 
     mem = _open(vault, user, agent, create=True)
     token = token or new_token()
-    sched = None
-    if scheduler:
-        from memdream.dream.schedule import Scheduler
-
-        sched = Scheduler(lambda: _open(vault, user, agent), say=lambda m: click.echo(f"{_now()}  {m}", err=True))
-        sched.start()
+    sched = _background_scheduler(vault, user, agent, loud=True) if scheduler else None
     click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token={token}", err=True)
     try:
         uvicorn.run(create_app(mem, token), host=host, port=port, log_level="warning")
@@ -818,6 +805,15 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         if sched is not None:
             sched.stop(timeout=5)
         mem.close()
+
+
+def _background_scheduler(vault: str | None, user: str | None, agent: str | None, loud: bool):  # type: ignore[no-untyped-def]
+    """The dream scheduler as a background thread of a long-running shell, with its own Memory."""
+    from memdream.dream.schedule import Scheduler
+
+    sched = Scheduler(lambda: _open(vault, user, agent), say=(lambda m: click.echo(f"{_now()}  {m}", err=True)) if loud else (lambda m: None))
+    sched.start()
+    return sched
 
 
 def _now() -> str:

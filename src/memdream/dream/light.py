@@ -42,14 +42,9 @@ DEDUP_PARTNERS = 50
 DEDUP_COMMON_SHARE, DEDUP_COMMON_MIN = 0.01, 50  # terms in more entries than 1% (at least 50) are too common to query
 
 
-def row_of(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: float) -> tuple:  # type: ignore[no-untyped-def]
-    return (eid, type_, text, vf, ca, la, hits, sal)
-
-
-def _from_columns(r: tuple, layer: str, now: datetime) -> Entry:
+def _from_columns(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: float, layer: str, now: datetime) -> Entry:  # type: ignore[no-untyped-def]
     """The fields the lifecycle reads, from the index's columns (no parsing): for a current,
     unpinned entry. A move re-reads the line from its file before writing anything."""
-    eid, type_, text, vf, ca, la, hits, sal = r
     tz = now.tzinfo
 
     def dt(x: float | None) -> datetime | None:
@@ -169,7 +164,7 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
         )
         if not maybe or eid in healed:
             continue
-        entry = parse_line(line, layer) if vt is not None or "pin=" in line else _from_columns(row_of(eid, type_, text, vf, ca, la, hits, sal), layer, now)
+        entry = parse_line(line, layer) if vt is not None or "pin=" in line else _from_columns(eid, type_, text, vf, ca, la, hits, sal, layer, now)
         d = decide(State(entry, layer, now, duplicate_of=dups[eid].id if eid in dups else ""))
         if d.action == ARCHIVE_IT:
             plan.ops.append(Move(entry, path, ARCHIVE, "archive", d.reason, rule=d.state))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
 from memdream.model.scoring import importance, last_touched
@@ -224,8 +224,3 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
             kept.setdefault(t, []).append(me)
         by_rarest.setdefault(rarest, []).append(me)
     return out
-
-
-def idle_days(e: Entry, now: datetime) -> float:
-    since = _idle_since(e)
-    return (now - since) / timedelta(days=1) if since else 0.0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -106,7 +107,8 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
             layers = (layer,) if layer in LAYERS else ("resident", "recall")
             mem.sync()
             rows = [(r.entry(), line_version(r.line)) for r in mem.index.entries(mem.scope, layers, current_only=layer != "archive")]
-        versions = {h.entry.id: line_version(current(h.entry.id).line) for h in hits}
+        # The version of each hit's current line (recall has just synced the index: no sync per hit).
+        versions = {h.entry.id: line_version(r.line) for h in hits for r in mem.index.by_id(mem.scope, h.entry.id) if r.vt is None}
         return page(request, "entries", layer=layer, q=q, hits=hits, rows=rows, versions=versions, warning=mem.last_warning)
 
     async def subject(request: Request) -> Response:
@@ -151,24 +153,35 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
         return page(request, "knowledge", notes=mem.knowledge.notes(), now_text=mem.now(), daily=daily)
 
     # -- changes
-    async def change(request: Request) -> Response:
-        entry_id = request.path_params["entry_id"]
-        action = request.path_params["action"]
+    async def act(request: Request, run: Callable[[dict[str, str]], Response | None], back: Callable[[dict[str, str]], str]) -> Response:
+        """One change: the CSRF checks, then `run(form)` through the facade; a refusal becomes a
+        page that says why, success a redirect to `back(form)`."""
         try:
             form = await checked_form(request)
         except PermissionError as exc:
             return page(request, "message", 403, title="Refused", text=f"{exc}; reload the page and try again")
-        back = form.get("back") or "/entries"
-        if not back.startswith("/") or back.startswith("//"):
-            back = "/entries"
         try:
+            answer = run(form)
+        except MemdreamError as exc:
+            return page(request, "message", 400, title="Refused", text=f"{exc.message}. {exc.hint}", reload=back(form))
+        return answer or RedirectResponse(back(form), status_code=303)
+
+    def back_of(form: dict[str, str]) -> str:
+        back = form.get("back") or "/entries"
+        return back if back.startswith("/") and not back.startswith("//") else "/entries"
+
+    async def change(request: Request) -> Response:
+        entry_id = request.path_params["entry_id"]
+        action = request.path_params["action"]
+
+        def run(form: dict[str, str]) -> Response | None:
             with mem.writer.locked():
                 row = current(entry_id)
                 if form.get("version") != line_version(row.line):
                     return page(
                         request, "message", 409, title="Changed on disk",
                         text="This memory was changed since the page was shown (by hand, or by another program). Nothing was overwritten; the page shows the current version.",
-                        reload=back,
+                        reload=back_of(form),
                     )  # fmt: skip
                 if action == "edit":
                     mem.update(entry_id, form.get("text", ""), source="user")
@@ -180,29 +193,21 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
                     mem.forget(entry_id)
                 else:
                     return page(request, "message", 404, title="Unknown action", text=action)
-        except MemdreamError as exc:
-            return page(request, "message", 400, title="Refused", text=f"{exc.message}. {exc.hint}", reload=back)
-        return RedirectResponse(back, status_code=303)
+            return None
+
+        return await act(request, run, back_of)
 
     async def resolve(request: Request) -> Response:
-        try:
-            form = await checked_form(request)
+        def run(form: dict[str, str]) -> None:
             mem.resolve(request.path_params["conflict_id"], form.get("keep", ""), form.get("text") or None)
-        except PermissionError as exc:
-            return page(request, "message", 403, title="Refused", text=str(exc))
-        except MemdreamError as exc:
-            return page(request, "message", 400, title="Refused", text=f"{exc.message}. {exc.hint}", reload="/conflicts")
-        return RedirectResponse("/conflicts", status_code=303)
+
+        return await act(request, run, lambda form: "/conflicts")
 
     async def undo(request: Request) -> Response:
-        try:
-            await checked_form(request)
+        def run(form: dict[str, str]) -> None:
             mem.undo()
-        except PermissionError as exc:
-            return page(request, "message", 403, title="Refused", text=str(exc))
-        except MemdreamError as exc:
-            return page(request, "message", 400, title="Refused", text=f"{exc.message}. {exc.hint}", reload="/dreams")
-        return RedirectResponse("/dreams", status_code=303)
+
+        return await act(request, run, lambda form: "/dreams")
 
     async def state(request: Request) -> Response:
         mem.sync()
