@@ -3,13 +3,16 @@
     .venv/bin/python bench/soak.py [--procs 16] [--ops 500] [--crashes 1000] [--report docs/reliability.md]
 
 1. Concurrency: `--procs` worker processes each run `--ops` mixed operations on one scope
-   (remember, forget, pin, unpin, log, recall) while one more process edits the files by hand
-   (appends hand-written lines, rewrites a line's text). Then: every acknowledged write is in
-   the files, every file parses, and the index agrees with the files after a sync (doctor).
-2. Crash injection: `--crashes` trials, each starting a writer and killing it with SIGKILL at a
-   random moment during remember, log and forget. After each: every file parses, no temp file
-   is read as memory, every acknowledged write survived; at the end the index rebuilds and
-   doctor reports nothing but leftover temp files.
+   (remember, forget, pin, unpin, log, recall, light dreams) while one more process edits the
+   files by hand (appends hand-written lines, rewrites a line's text). Then: every acknowledged
+   write is in the files, every file parses, and the index agrees with the files after a sync.
+2. Crash injection: `--crashes` trials, shared in turn among a writer (remember, pin, log and
+   forget; half the trials), gc (archiving 400 reflected daily logs and their reflections)
+   and a light dream (1,500 entries), each killed with SIGKILL at a random moment. After each: every file parses, no
+   temp file is read as memory, every acknowledged write, file and id survived, and the next
+   gc or dream finishes the job (each file archived once, each id in one place, doctor clean);
+   at the end of the writer's trials the index rebuilds and doctor reports nothing but
+   leftover temp files.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -142,7 +146,7 @@ def concurrency(procs: int, ops: int, person_seconds: float = 20.0) -> dict:
         }  # fmt: skip
 
 
-CHILD = r"""
+WRITER = r"""
 import sys, random
 from memdream.config import load_config
 from memdream.memory import Memory
@@ -152,10 +156,13 @@ rng = random.Random(int(sys.argv[2]))
 i = int(sys.argv[2]) * 1000
 while True:
     r = rng.random()
-    if r < 0.6:
-        print("R", mem.write(f"crash {i} 编号 {i * 7}", type="fact").entry.id, flush=True)
+    if r < 0.55:
+        e = mem.write(f"crash {i} 第{i}条 编号 {i * 7}", type="instruction" if i % 7 == 0 else "fact").entry
+        if i % 5 == 0:
+            mem.pin(e.id)
+        print("R", e.id, flush=True)
     elif r < 0.85:
-        mem.log(f"crash log {i}")
+        mem.log(f"crash log {i}", f"正文 {i}")
         print("L", f"crash log {i}", flush=True)
     else:
         got = mem.list()
@@ -166,43 +173,164 @@ while True:
     i += 1
 """
 
+# gc and dream trials: a child started on a copy of a prepared vault, killed at a random moment
+ONE_JOB = r"""
+import sys
+from memdream.config import load_config
+from memdream.memory import Memory
+mem = Memory(load_config(sys.argv[1], "me", "main", env={}))
+print("start", flush=True)
+mem.gc() if sys.argv[2] == "gc" else mem.dream(["light"])
+print("done", flush=True)
+"""
 
-def crashes(trials: int, seed: int = 7) -> dict:
-    rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="memdream-crash-") as tmp:
-        root = Path(tmp) / "v"
-        acked_r, acked_l, forgotten = set(), set(), set()
-        bad = 0
-        for t in range(trials):
-            proc = subprocess.Popen([sys.executable, "-c", CHILD, str(root), str(t)], stdout=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + rng.uniform(0.3, 1.0)
-            while time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                kind, _, val = line.strip().partition(" ")
-                {"R": acked_r, "L": acked_l, "F": forgotten}[kind].add(val)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            ids, blob = set(), []
-            for p in root.rglob("*.md"):
-                text = p.read_text(encoding="utf-8")
-                blob.append(text)
-                doc = parse_document(text)
-                if any(ln.problems for ln in doc.lines):
-                    bad += 1
-                ids |= {e.id for e in doc.entries()}
-            joined = "\n".join(blob)
-            if acked_r - ids or any(f"— {t2}" not in joined for t2 in acked_l):
-                bad += 1
+
+def memory_files(root: Path) -> tuple[dict[str, bytes], list[str], set[str]]:
+    """(path -> bytes of every .md file that is not a temp file, problems of every memory line, ids)."""
+    files, problems, ids = {}, [], set()
+    for p in sorted(root.rglob("*.md")):
+        if p.name.startswith("."):
+            continue  # a temp file (".NAME.XXXX.tmp") left by a killed writer is never memory
+        data = p.read_bytes()
+        files[str(p.relative_to(root))] = data
+        doc = parse_document(data.decode("utf-8"))
+        problems += [f"{p}:{n}: {m}" for n, ln in enumerate(doc.lines, 1) for m in ln.problems]
+        ids |= {e.id for e in doc.entries() if e.id}
+    return files, problems, ids
+
+
+def dream_vault(root: Path, n: int) -> None:
+    """n entries written straight into recall files: many superseded, stale and repeated lines."""
+    from datetime import timedelta, timezone
+
+    from memdream.model.entry import Entry
+    from memdream.store.format import render_line
+
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    folder = root / "scopes" / "main" / "me" / "memory" / "recall"
+    folder.mkdir(parents=True)
+    (root / ".memdream").mkdir()
+    lines = []
+    for i in range(n):
+        day = now - timedelta(days=(i * 7) % 400)
+        text = f"fact {i // 2}: 第{i // 2}号 the locker code hint is blue" + ("!" if i % 2 else "") if i % 10 < 2 else f"fact {i}: 客户{i} ordered {i % 9} boxes"
+        ended = i % 13 == 0
+        e = Entry(text=text, id=f"c{i:05d}", type="fact", created_at=day, valid_from=day, source="import",
+                  valid_to=now - timedelta(hours=1) if ended else None, end="superseded" if ended else "", hits=3 if i % 101 == 0 else 0)  # fmt: skip
+        lines.append(render_line(e))
+    for part in range(0, n, 500):
+        (folder / f"2025-{part // 500:02d}.md").write_text("# Recall\n\n" + "\n".join(lines[part : part + 500]) + "\n", encoding="utf-8")
+
+
+def gc_vault(root: Path, days: int) -> None:
+    """`days` daily logs from 2025, each reflected: gc archives every log and every reflection."""
+    from datetime import date, timedelta
+
+    mem = Memory(load_config(root, "me", "main", env={}))
+    mem.vault.init()
+    folder = mem.vault.memory_dir(mem.scope)
+    (folder / "reflections").mkdir(parents=True, exist_ok=True)
+    for d in range(days):
+        day = (date(2025, 1, 1) + timedelta(days=d)).isoformat()
+        (folder / f"{day}.md").write_text(f"# {day}\n\n### 09:00 — 第{d}天 day {d}\n\nbody {d}\n", encoding="utf-8")
+        (folder / "reflections" / f"{day}.md").write_text(f"# Reflection {day}\n\n- log {d}\n", encoding="utf-8")
+    mem.close()
+
+
+def _write_trials(root: Path, trials: int, rng: random.Random, out: dict) -> None:
+    acked_r, acked_l = out.setdefault("acked_remember", set()), out.setdefault("acked_log", set())
+    for t in range(trials):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(t)], stdout=subprocess.PIPE, text=True)
+        deadline = None  # the clock starts at the first acknowledgement: start-up is not a trial
+        while deadline is None or time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            deadline = deadline or time.monotonic() + rng.uniform(0.0, 0.8)
+            if not line:
+                break
+            kind, _, val = line.strip().partition(" ")
+            {"R": acked_r, "L": acked_l, "F": out.setdefault("acked_forget", set())}[kind].add(val)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        files, problems, ids = memory_files(root)
+        blob = b"\n".join(files.values()).decode("utf-8")
+        lost = sorted(acked_r - ids)[:3] + [t2 for t2 in acked_l if f"— {t2}" not in blob][:3]
+        out["trials"] += 1
+        if problems or lost:
+            out["bad"].append(f"write trial {t}: {(problems + lost)[:3]}")
+
+
+def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.Random, out: dict) -> None:
+    """Kill a gc or a light dream at a random moment; then check, finish the job in-process, check again."""
+    before, _, ids_before = memory_files(template)
+    for t in range(trials):
+        root = work / f"{kind}{t}"
+        shutil.copytree(template, root)
+        proc = subprocess.Popen([sys.executable, "-c", ONE_JOB, str(root), kind], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "start"
+        time.sleep(rng.uniform(0.0, out["window"]))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        out["interrupted"] += "done" not in (proc.stdout.read() or "")
+        out["trials"] += 1
+        files, problems, ids = memory_files(root)
+        why = problems[:3]
+        if kind == "gc":  # every file is whole, in its old place or the archive, never nowhere
+            contents = set(files.values())
+            why += [f"lost {name}" for name, data in before.items() if data not in contents][:3]
+        else:
+            why += [f"lost id {i}" for i in sorted(ids_before - ids)[:3]]
         mem = Memory(load_config(root, "me", "main", env={}))
-        n = mem.index.rebuild(mem.vault.scopes())
-        doctor = [str(p) for p in check_vault(mem.vault, mem.index) if "temp file" not in p.message]
-        temps = sum(1 for p in root.rglob(".*.tmp"))
-        listed = len(mem.list(include_ended=True))
+        mem.index.rebuild(mem.vault.scopes())
+        if kind == "gc":
+            mem.gc()  # the next run finishes the moves; a file left in both places is healed
+            after, problems, _ = memory_files(root)
+            counts = {data: 0 for data in before.values()}
+            for name, data in after.items():
+                if data in counts:
+                    counts[data] += 1
+                    why += [f"{name} not archived"] if ".archive" not in name else []
+            why += [f"{n} copies of a log" for n in counts.values() if n != 1][:3]
+        else:
+            report = mem.dream(["light"])  # finishes the work and heals a move cut short
+            if report.phases[0].status not in ("applied", "nothing to do"):
+                why.append(f"the next dream: {report.phases[0].status}")
+            after, problems, ids = memory_files(root)
+            lines = [ln.entry.id for data in after.values() for ln in parse_document(data.decode("utf-8")).lines if ln.entry and ln.entry.id]
+            why += [f"lost id {i}" for i in sorted(ids_before - ids)[:3]] + (["an id in two places"] if len(lines) != len(set(lines)) else [])
+        why += problems[:3] + [str(p) for p in check_vault(mem.vault, mem.index) if "temp file" not in p.message][:3]
         mem.close()
-        return {"trials": trials, "acked_remember": len(acked_r), "acked_log": len(acked_l), "acked_forget": len(forgotten),
-                "bad_trials": bad, "rebuilt_entries": n, "listed": listed, "doctor": doctor, "temp_files_left": temps}  # fmt: skip
+        shutil.rmtree(root)
+        if why:
+            out["bad"].append(f"{kind} trial {t}: {why[:3]}")
+
+
+def crashes(trials: int, seed: int = 7, kinds: tuple[str, ...] = ("write", "write", "gc", "dream")) -> dict:
+    """kill -9 trials, shared among `kinds` in turn: "write" (remember, pin, log and forget in one
+    vault that lives through all its trials), "gc" (archiving 400 reflected daily logs and
+    their reflections) and "dream" (a light dream over 1,500 entries), each of the last two on
+    a fresh copy of a prepared vault."""
+    rng = random.Random(seed)
+    share = {k: sum(1 for i in range(trials) if kinds[i % len(kinds)] == k) for k in dict.fromkeys(kinds)}
+    res: dict[str, dict] = {k: {"trials": 0, "interrupted": 0, "bad": [], "window": 1.0 if k == "gc" else 0.8} for k in share}
+    with tempfile.TemporaryDirectory(prefix="memdream-crash-") as tmp:
+        work = Path(tmp)
+        if share.get("write"):
+            root = work / "v"
+            _write_trials(root, share["write"], rng, res["write"])
+            mem = Memory(load_config(root, "me", "main", env={}))
+            res["write"]["rebuilt_entries"] = mem.index.rebuild(mem.vault.scopes())
+            res["write"]["doctor"] = [str(p) for p in check_vault(mem.vault, mem.index) if "temp file" not in p.message]
+            res["write"]["temp_files_left"] = sum(1 for p in root.rglob(".*.tmp"))
+            res["write"]["listed"] = len(mem.list(include_ended=True))  # what the product reads as memory ...
+            res["write"]["ids_in_files"] = len(memory_files(root)[2])  # ... is the real lines, no temp file
+            mem.close()
+            for key in ("acked_remember", "acked_log", "acked_forget"):
+                res["write"][key] = len(res["write"].get(key, ()))
+        for kind, make in (("gc", lambda p: gc_vault(p, 400)), ("dream", lambda p: dream_vault(p, 1500))):
+            if share.get(kind):
+                make(work / f"{kind}-template")
+                _job_trials(kind, work / f"{kind}-template", work, share[kind], rng, res[kind])
+    return res
 
 
 def main() -> None:
@@ -212,33 +340,37 @@ def main() -> None:
     ap.add_argument("--crashes", type=int, default=1000)
     ap.add_argument("--report", default="docs/reliability.md")
     args = ap.parse_args()
+    t0 = time.perf_counter()
     print(f"[soak] concurrency: {args.procs} x {args.ops} ...", file=sys.stderr, flush=True)
     c = concurrency(args.procs, args.ops)
     print(f"[soak] {json.dumps(c, ensure_ascii=False)}", file=sys.stderr, flush=True)
     print(f"[soak] crash injection: {args.crashes} trials ...", file=sys.stderr, flush=True)
+    t1 = time.perf_counter()
     k = crashes(args.crashes)
     print(f"[soak] {json.dumps(k, ensure_ascii=False)}", file=sys.stderr, flush=True)
+    w, g, d = k.get("write", {}), k.get("gc", {}), k.get("dream", {})
     cmd = f"python bench/soak.py --procs {args.procs} --ops {args.ops} --crashes {args.crashes}"
     lines = [
         START,
         "## Soak (bench/soak.py)",
         "",
-        f"Command: `{cmd}`  ",
+        f"Command: `{cmd}` ({(time.perf_counter() - t0) / 60:.0f} min: concurrency {(t1 - t0) / 60:.0f}, crash trials {(time.perf_counter() - t1) / 60:.0f})  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; run on {datetime.now():%Y-%m-%d}.",
         "",
         "| check | figure |",
         "| --- | --- |",
-        f"| concurrency: processes x mixed operations (+1 person editing by hand) | {c['procs']} x {c['ops']} in {c['seconds']:.0f} s |",
+        f"| concurrency: processes x mixed operations, light dreams among them (+1 person editing by hand) | {c['procs']} x {c['ops']} in {c['seconds']:.0f} s |",
         f"| acknowledged remembers missing from the files | {c['acked_missing']} of {c['acked']} |",
         f"| acknowledged log blocks missing | {c['logs_missing']} of {c['logs']} |",
         f"| hand-written lines lost | {c['hand_missing']} of {c['hand']} |",
         f"| lines that do not parse | {c['parse_problems']} |",
         f"| doctor problems after sync (temp files aside) | {len(c['doctor'])} |",
-        f"| crash injection: kill -9 trials during remember, log, forget | {k['trials']} |",
-        f"| trials after which a file did not parse or an acknowledged write was missing | {k['bad_trials']} |",
-        f"| acknowledged remembers / log blocks / forgets over all trials | {k['acked_remember']} / {k['acked_log']} / {k['acked_forget']} |",
-        f"| index rebuilt after the trials (entries) / doctor problems (temp files aside) | {k['rebuilt_entries']} / {len(k['doctor'])} |",
-        f"| temp files left by killed writers (never read as memory) | {k['temp_files_left']} |",
+        f"| crash injection: kill -9 trials (remember, pin, log, forget / gc / light dream) | {w.get('trials', 0)} / {g.get('trials', 0)} / {d.get('trials', 0)} |",
+        f"| gc and dream trials killed before they finished | {g.get('interrupted', 0)} / {d.get('interrupted', 0)} |",
+        f"| trials after which a file did not parse, an acknowledged write or a file or id was missing, or the next run did not heal | {len(w.get('bad', [])) + len(g.get('bad', [])) + len(d.get('bad', []))} |",
+        f"| acknowledged remembers / log blocks / forgets over the write trials | {w.get('acked_remember', 0)} / {w.get('acked_log', 0)} / {w.get('acked_forget', 0)} |",
+        f"| index rebuilt after the write trials (entries) / doctor problems (temp files aside) | {w.get('rebuilt_entries', 0)} / {len(w.get('doctor', []))} |",
+        f"| temp files left by killed writers (never read as memory) | {w.get('temp_files_left', 0)} |",
         END,
     ]
     section = "\n".join(lines) + "\n"

@@ -86,11 +86,12 @@ class Plan:
         return out
 
 
-def references(memory_dir: Path, today: date, exclude: Path) -> str:
-    """The text of every file dated within the reference window (except `exclude`)."""
-    parts = []
+def recent_files(memory_dir: Path, today: date) -> dict[Path, str]:
+    """The text of every file dated within the reference window, read once per plan (reading
+    them again for each candidate made a year of logs take seconds)."""
+    out = {}
     for p in memory_dir.rglob("*.md"):
-        if p == exclude or ".archive" in p.parts or p.name.startswith(".") or p.name == "INDEX.md":
+        if ".archive" in p.parts or p.name.startswith(".") or p.name == "INDEX.md":
             continue
         try:
             text = p.read_text(encoding="utf-8", errors="replace")
@@ -98,8 +99,13 @@ def references(memory_dir: Path, today: date, exclude: Path) -> str:
             continue
         d = file_date(p, text)
         if d is not None and 0 <= (today - d).days <= REF_WINDOW_DAYS:
-            parts.append(text)
-    return "\n".join(parts)
+            out[p] = text
+    return out
+
+
+def references(recent: dict[Path, str], exclude: Path) -> str:
+    """The text of the recent files, except `exclude` (a file does not reference itself)."""
+    return "\n".join(text for p, text in recent.items() if p != exclude)
 
 
 def count_refs(name: str, corpus: str) -> int:
@@ -109,6 +115,7 @@ def count_refs(name: str, corpus: str) -> int:
 def plan(memory_dir: Path, today: date) -> Plan:
     pl = Plan([], [], [], [])
     archive = memory_dir / ".archive"
+    recent = recent_files(memory_dir, today)
     # Daily logs.
     for p in sorted(memory_dir.glob("*.md")):
         m = _DATE_NAME.match(p.name)
@@ -117,7 +124,7 @@ def plan(memory_dir: Path, today: date) -> Plan:
         age = (today - date.fromisoformat(m.group(1))).days
         if age <= LOG_MAX_DAYS:
             continue
-        refs = count_refs(p.stem, references(memory_dir, today, p))
+        refs = count_refs(p.stem, references(recent, p))
         if refs:
             pl.kept.append((p, f"referenced {refs} time(s) in the last {REF_WINDOW_DAYS} days"))
         elif (memory_dir / "reflections" / p.name).exists() or (archive / "reflections" / p.name).exists():
@@ -144,7 +151,7 @@ def plan(memory_dir: Path, today: date) -> Plan:
         if note.priority == "🔴":
             continue
         created = file_date(p, "") or as_date(note.meta.get("date")) or today
-        t = temperature((today - created).days, count_refs(p.stem, references(memory_dir, today, p)), note.priority)
+        t = temperature((today - created).days, count_refs(p.stem, references(recent, p)), note.priority)
         tags = [str(x) for x in (note.meta.get("tags") or [])]
         if band(t) == "cold" and "COLD" not in tags:
             pl.cold.append(p)
