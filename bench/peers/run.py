@@ -324,16 +324,21 @@ def render(results: dict, runs: list, quick: bool, sizes: dict) -> str:
               "- mem0's hybrid (BM25) leg and entity extraction need downloads or an LLM: dense only here. Basic Memory's vector search needs "
               "a model download and a SQLite build that loads extensions: keyword only (it says so and falls back). memsearch and Basic Memory "
               "are run on LoCoMo and 1k only (at their measured speed 10k takes hours); QMD (npm) was not run.",
-              "- memdream's base install (`pip install memdream`) does not declare numpy, yet recall in a scope of many entries imports it "
-              "(`memdream/index/postings.py`): the first try at 10k failed with `ModuleNotFoundError: numpy`; the harness installs numpy "
-              "beside it (reported as a library issue).",
-              "- mem0's FAISS store rewrites its whole index file on every insert, so its add time grows with the store (p50 36 ms at 1k, 178 ms "
-              "at 10k). In the first `--quick` run mem0 loaded 10k memories one `add` at a time and hit the 900 s limit (that wait is in its "
-              "30.4 min); it now bulk-loads like the other embedding peers (the records `add(infer=False)` writes, inserted 1,000 at a time) "
-              "and was re-run with memdream (the numpy fix below) and Basic Memory in the second command.",
-              "- memdream's search time includes embedding the query (`use`, about 3 ms a query here); mem0, chromadb and the floor include "
-              "MiniLM's query embedding. memdream's hit journal works as shipped (hits counted, folded every 5,000).",
-              "- The machine's second core was busy at times with another job during these runs; every peer ran pinned to one thread, one at a time.", ""]
+              "- memdream's base install (`pip install memdream`) does not declare numpy. Without it, recall in a scope of many entries "
+              "uses SQLite FTS5 alone; with it, an in-process postings list (`memdream/index/postings.py`). The harness installs numpy beside "
+              "memdream, so the postings path is what is measured.",
+              "- mem0's FAISS store rewrites its whole index file on every insert, so its add time grows with the store. It bulk-loads like "
+              "the other embedding peers (the records `add(infer=False)` writes, inserted 1,000 at a time); the last 200 adds are timed one by one.",
+              "- memdream's search time includes embedding the query (`use`, about 4.6 ms of the 17 to 19 ms a query at 10k when profiled; "
+              "ranking some 190 candidates in Python is most of the rest); mem0, chromadb and the floor include MiniLM's query embedding. "
+              "memdream's hit journal works as shipped (hits counted, folded every 5,000).",
+              "- Every peer ran pinned to one thread, one at a time, on an otherwise idle machine."]
+    if not quick and (OUT / "results-quick.json").exists():
+        q = json.loads((OUT / "results-quick.json").read_text()).get("_runs", [])
+        if len(q) == 1:
+            notes_q = f"- The `--quick` run (2 LoCoMo conversations, 1k and 10k, 200 questions a size) took {q[0][1] / 60:.1f} min: `{q[0][0]}`."
+            parts.append(notes_q)
+    parts.append("")
     parts += ["![recall@10 vs search latency](img/peers_recall_latency.png)", "", "![latency vs corpus size](img/peers_scale.png)", "", END]
     return "\n".join(parts) + "\n"
 
