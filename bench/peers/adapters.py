@@ -465,7 +465,59 @@ class BasicMemory:
                 pass
 
 
-PEERS = {"basic-memory": BasicMemory, "memdream": Memdream, "bm25s": Bm25s, "numpy-minilm": NumpyFloor, "mem0": Mem0, "chromadb": Chroma, "langmem": LangMem, "memsearch": MemSearch}
+# ---------------------------------------------------------------- QMD
+
+
+class Qmd:
+    """QMD (@tobilu/qmd, npm) keyword search through its SDK: `searchLex`, BM25 over SQLite FTS5
+    where every query word must match (as a prefix). Driven through a long-lived Node 22 process
+    (bench/peers/qmd_driver.mjs, one JSON line a request). One markdown file per memory; QMD's
+    only way to add is to rescan its folder (`store.update()` reads and hashes every file), so a
+    timed add is one file write plus one update. Bulk load: the files written, then one update."""
+
+    def setup(self, workdir: Path) -> None:
+        import subprocess
+
+        npm = Path(sys.prefix) / "npm"  # install.sh puts Node 22 and QMD under the venv
+        self.notes = workdir / "notes"
+        self.notes.mkdir(parents=True, exist_ok=True)
+        cmd = [str(npm / "node_modules" / ".bin" / "node"), str(Path(__file__).resolve().parent / "qmd_driver.mjs"), str(npm),
+               str(workdir / "qmd.sqlite"), str(self.notes)]  # fmt: skip
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self.ours: list[str] = []  # file number -> our id
+
+    def _call(self, **req):  # type: ignore[no-untyped-def]
+        self.proc.stdin.write(json.dumps(req, ensure_ascii=False) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        r = json.loads(line) if line else {"error": f"qmd driver exited ({self.proc.poll()})"}
+        if "error" in r:
+            raise RuntimeError(r["error"])
+        return r["ok"]
+
+    def _name(self, id: str) -> str:
+        # neutral names: QMD indexes each file's path and title (the name, without a heading) beside
+        # its body, and query words match as prefixes, so no name may start like a question word
+        self.ours.append(id)
+        return f"zz{len(self.ours) - 1:06d}.md"
+
+    def add_batch(self, items: list[tuple[str, str]]) -> None:
+        for id, text in items:
+            (self.notes / self._name(id)).write_text(text + "\n", encoding="utf-8")
+        self._call(op="update")
+
+    def add(self, id: str, text: str) -> None:
+        self._call(op="add", name=self._name(id), text=text)
+
+    def search(self, query: str, k: int) -> list[str]:
+        return [self.ours[int(n[2:-3])] for n in self._call(op="search", q=query, k=k)]
+
+    def close(self) -> None:
+        self._call(op="close")
+        self.proc.wait(timeout=60)  # reaped, so its peak RSS counts in RUSAGE_CHILDREN
+
+
+PEERS = {"basic-memory": BasicMemory, "memdream": Memdream, "bm25s": Bm25s, "numpy-minilm": NumpyFloor, "mem0": Mem0, "chromadb": Chroma, "langmem": LangMem, "memsearch": MemSearch, "qmd": Qmd}
 
 
 def peak_rss_mb() -> float:

