@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,26 @@ def test_doctor_reports_file_and_line(v: str) -> None:
     assert {"path": "scopes/main/me/MEMORY.md", "line": 4, "message": "bad value for 'hc': 'many'"} in problems
     # A malformed line never breaks reading.
     assert run("list", "--vault", v).exit_code == 0
+
+
+def test_doctor_fix_removes_only_old_temp_files_of_interrupted_writes(v: str) -> None:
+    assert run("remember", "以后都用中文回我", "--vault", v).exit_code == 0
+    folder = Path(v) / "scopes/main/me"
+    old = folder / ".MEMORY.md.k3x_9q2a.tmp"  # as atomic_write names them
+    fresh = folder / ".MEMORY.md.p0w8zz1b.tmp"
+    mine = folder / ".notes.tmp"  # not a name memdream makes: someone else's file
+    for f in (old, fresh, mine):
+        f.write_text("- half a line", encoding="utf-8")
+    for f in (old, mine):
+        os.utime(f, (time.time() - 3600, time.time() - 3600))
+    r = run("doctor", "--vault", v)
+    assert r.exit_code == 1 and ".MEMORY.md.k3x_9q2a.tmp: temp file left by an interrupted write" in r.output
+    r = run("doctor", "--fix", "--vault", v, "--json")
+    out = json.loads(r.output)
+    assert out["removed"] == ["scopes/main/me/.MEMORY.md.k3x_9q2a.tmp"]
+    assert not old.exists() and fresh.exists() and mine.exists()  # a young one may be a write in flight
+    assert [p["path"] for p in out["problems"]] == ["scopes/main/me/.MEMORY.md.p0w8zz1b.tmp"]
+    assert "以后都用中文回我" in (folder / "MEMORY.md").read_text(encoding="utf-8")
 
 
 def test_index_rebuild_and_sync(v: str) -> None:

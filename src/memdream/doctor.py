@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
+import time
 from dataclasses import dataclass
 
 from memdream.index.db import Index
 from memdream.store.format import parse_document
 from memdream.store.vault import NAME_RE, Vault
-from memdream.store.writer import read_file
+from memdream.store.writer import Writer, read_file
+
+# atomic_write's temp files: tempfile.mkstemp(prefix=".NAME.", suffix=".tmp"), 8 random characters
+TEMP_RE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+TEMP_MIN_AGE = 60.0  # seconds; a younger temp file may belong to a write in progress elsewhere
 
 
 @dataclass(frozen=True)
@@ -67,8 +73,8 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
                         seen_ids[eid] = (rel, n)
                 expected.append((rel, layer, ln.raw.rstrip("\r")))
         scope_dir = vault.scope_dir(scope)
-        for tmp in sorted(scope_dir.rglob(".*.tmp")):
-            problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory, safe to delete"))
+        for tmp in sorted(t for t in scope_dir.rglob(".*.tmp") if TEMP_RE.match(t.name)):
+            problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory (memdream doctor --fix deletes it)"))
         actual = sorted(index.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
         if sorted(expected) != actual:
             missing = set(expected) - set(actual)
@@ -78,3 +84,23 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
             for rel, _, line in sorted(extra)[:20]:
                 problems.append(Problem(rel, 0, f"index holds a line the file does not: {line[:80]!r} (run 'memdream index rebuild')"))
     return problems
+
+
+def remove_temp_files(vault: Vault, writer: Writer, min_age: float = TEMP_MIN_AGE) -> list[str]:
+    """Delete the temp files interrupted writes left in the scopes (`memdream doctor --fix`).
+
+    Only names atomic_write makes, older than `min_age` seconds, and under the vault's write
+    lock: every write holds it from creating its temp file to renaming it, so none is
+    in flight. Returns the removed paths, relative to the vault."""
+    removed: list[str] = []
+    with writer.locked():
+        now = time.time()
+        for scope in vault.scopes():
+            for tmp in sorted(vault.scope_dir(scope).rglob(".*.tmp")):
+                try:
+                    if TEMP_RE.match(tmp.name) and tmp.is_file() and not tmp.is_symlink() and now - tmp.stat().st_mtime >= min_age:
+                        tmp.unlink()
+                        removed.append(vault.relpath(tmp))
+                except FileNotFoundError:
+                    continue
+    return removed

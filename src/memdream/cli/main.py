@@ -575,18 +575,22 @@ def index_sync(vault: str | None, user: str | None, agent: str | None, as_json: 
 
 
 @cli.command()
+@click.option("--fix", is_flag=True, help="First delete the temp files interrupted writes left (older than a minute), then check.")
 @_scope_options
 @_json_option
 @_handle_errors
-def doctor(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+def doctor(fix: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
     """Check that every file parses and that the index agrees with the files (exit 1 on problems)."""
-    from memdream.doctor import check_vault
+    from memdream.doctor import check_vault, remove_temp_files
 
     with _open(vault, user, agent) as mem:
+        removed = remove_temp_files(mem.vault, mem.writer) if fix else []
         problems = check_vault(mem.vault, mem.index)
     if as_json:
-        _emit({"ok": not problems, "problems": [p.to_json() for p in problems]})
+        _emit({"ok": not problems, "problems": [p.to_json() for p in problems], "removed": removed})
     else:
+        for r in removed:
+            click.echo(f"removed {r} (temp file of an interrupted write)")
         for p in problems:
             click.echo(str(p))
         click.echo("all files parse and the index agrees with them" if not problems else f"{len(problems)} problem(s) found")
