@@ -237,6 +237,11 @@ def gc_vault(root: Path, days: int) -> None:
     mem.close()
 
 
+def _progress(kind: str, out: dict) -> None:
+    if out["trials"] % 50 == 0:
+        print(f"[soak]   {kind}: {out['trials']} trials, {len(out['bad'])} bad", file=sys.stderr, flush=True)
+
+
 def _write_trials(root: Path, trials: int, rng: random.Random, out: dict) -> None:
     acked_r, acked_l = out.setdefault("acked_remember", set()), out.setdefault("acked_log", set())
     for t in range(trials):
@@ -255,6 +260,7 @@ def _write_trials(root: Path, trials: int, rng: random.Random, out: dict) -> Non
         blob = b"\n".join(files.values()).decode("utf-8")
         lost = sorted(acked_r - ids)[:3] + [t2 for t2 in acked_l if f"— {t2}" not in blob][:3]
         out["trials"] += 1
+        _progress("write", out)
         if problems or lost:
             out["bad"].append(f"write trial {t}: {(problems + lost)[:3]}")
 
@@ -272,6 +278,7 @@ def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.
         proc.wait()
         out["interrupted"] += "done" not in (proc.stdout.read() or "")
         out["trials"] += 1
+        _progress(kind, out)
         files, problems, ids = memory_files(root)
         why = problems[:3]
         if kind == "gc":  # every file is whole, in its old place or the archive, never nowhere
