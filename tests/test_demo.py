@@ -35,6 +35,9 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     # The interfaces act: an import that refuses a token, and an agent over MCP.
     assert "import --from claude-code  ->  2 added, 1 already known, 2 refused" in out and "GitHub token" in out
     assert "tools: remember, recall, context" in out and 'recall "用什么语言回复我"  ->  以后都用中文回我' in out
+    # The reliability act: a line broken by hand is named with its file and line, and still reads.
+    assert "memdream doctor  ->  scopes/main/me/MEMORY.md:" in out and "bad value for 'hc': 'many'" in out
+    assert 'recall "组会"  ->  周五下午有组会' in out
 
 
 def test_demo_cleans_up_its_throwaway_vault(tmp_path, monkeypatch) -> None:

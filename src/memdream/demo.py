@@ -15,6 +15,7 @@ import click
 
 from memdream.clock import FrozenClock
 from memdream.config import load_config
+from memdream.doctor import check_vault
 from memdream.errors import SecretRefused
 from memdream.memory import Memory
 
@@ -189,6 +190,16 @@ def run_demo(keep: str | None = None) -> None:
 
             logging.getLogger("mcp").setLevel(logging.CRITICAL)  # the SDK logs each refused call; the demo prints it
             asyncio.run(agent())
+
+        _title("A hand edit gone wrong: doctor names the line, nothing else breaks")
+        resident = mem.vault.resident_file(mem.scope)
+        typo = "- 周五下午有组会 <!--m:id=zz1;hc=many-->"  # a count typed by hand as a word
+        resident.write_text(resident.read_text(encoding="utf-8") + typo + "\n", encoding="utf-8")
+        click.echo(f"(appended by hand to {mem.vault.relpath(resident)}: {typo})")
+        for problem in check_vault(mem.vault, mem.index):
+            click.echo(f"memdream doctor  ->  {problem}")
+        hits = mem.recall("组会", k=1)
+        click.echo(f'recall "组会"  ->  {hits[0].text if hits else "(nothing)"} (the line still reads; fix the value and doctor is quiet)')
 
         click.echo()
         click.echo("Edit these files by hand any time: the next memdream command sees the change.")
