@@ -122,11 +122,16 @@ def score_parts(
     cosine: float | None = None,
     fusion: str = "capped",
     weight: float = DEFAULT_COSINE_WEIGHT,
+    span: tuple[float, float] | None = None,
 ) -> Trace:
-    """The score from plain numbers (as the index stores them): the same as `score` on the entry."""
+    """The score from plain numbers (as the index stores them): the same as `score` on the entry.
+    With `span` (the lowest and highest relevance among the candidates), relevance is min-max
+    normalized into [0, 1]."""
     rec, age = recency_of(touched, now)
     imp, prior, sal, bonus = importance_of(type_, salience, hits)
     rel, fusion = blend(bm25_norm, cosine, fusion, weight)
+    if span is not None:
+        rel = (rel - span[0]) / (span[1] - span[0])
     return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, fusion)
 
 

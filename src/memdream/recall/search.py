@@ -8,12 +8,12 @@ becomes the hybrid. Everything here is read-only: hit counts are recorded by the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, Trace, attainable_bm25, bm25, normalize_bm25, score_parts
+from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, Trace, attainable_bm25, blend, bm25, normalize_bm25, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
@@ -95,21 +95,19 @@ def recall(
     # so an accidental keyword match does not outweigh the cosine side (bench/embedders.py).
     capped = cos is not None and fusion == "capped"
     norm = normalize_bm25([s or 0.0 for _, s in valid], attainable_bm25(terms, df, n_docs) if capped else 0.0)
+    cosines = [None if cos is None else cos.get(row.rowid, 0.0) for row, _ in valid]
+    # Relevance is min-max normalized over the candidates, as Generative Agents does: the best
+    # gets 1, the weakest 0. Otherwise relevances bunch together (fused cosines all sit near
+    # 0.5) and recency alone decides the order. On LoCoMo's 2-conversation quick run this took
+    # the default score from R@10 0.423 to 0.466 keyword-only, and from 0.294 to 0.365 with USE
+    # (bench/recall_locomo.py). The range is found first, so each trace is made once.
+    raw = [blend(b, c, fusion, cosine_weight)[0] for b, c in zip(norm, cosines)]
+    low, top = min(raw), max(raw)
+    span = (low, top) if len(raw) > 1 and top > low else None
     scored: list[tuple[Row, Trace]] = []
-    for (row, _), b in zip(valid, norm):
+    for (row, _), b, c in zip(valid, norm, cosines):
         touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
-        c = None if cos is None else cos.get(row.rowid, 0.0)
-        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c, fusion, cosine_weight)))
-    if len(scored) > 1:
-        # Relevance is min-max normalized over the candidates, as Generative Agents does: the
-        # best gets 1, the weakest 0. Otherwise relevances bunch together (fused cosines all
-        # sit near 0.5) and recency alone decides the order. On LoCoMo's 2-conversation quick
-        # run this took the default score from R@10 0.423 to 0.466 keyword-only, and from 0.294
-        # to 0.365 with USE (bench/recall_locomo.py).
-        rels = [t.relevance for _, t in scored]
-        top, low = max(rels, default=0.0), min(rels, default=0.0)
-        if top > low:
-            scored = [(row, replace(t, relevance=(t.relevance - low) / (top - low))) for row, t in scored]
+        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c, fusion, cosine_weight, span)))
     if rank_by == "relevance":
         scored.sort(key=lambda rt: (-rt[1].relevance, -rt[1].score, rt[0].rowid))
     else:
