@@ -342,11 +342,14 @@ def render(results: dict, runs: list, quick: bool, sizes: dict) -> str:
               "- memdream's search time includes embedding the query (`use`, about 4.6 ms of the 17 to 19 ms a query at 10k when profiled; "
               "ranking some 190 candidates in Python is most of the rest); mem0, chromadb and the floor include MiniLM's query embedding. "
               "memdream's hit journal works as shipped (hits counted, folded every 5,000).",
-              "- Every peer ran pinned to one thread, one at a time, on an otherwise idle machine."]
+              "- Every peer ran pinned to one thread, one at a time. Basic Memory's runs shared the machine's second core with other work "
+              "(`bench/soak.py`'s crash trials during its LoCoMo run, short test runs during its 1k run); every other peer ran on an otherwise "
+              "idle machine."]
     if not quick and (OUT / "results-quick.json").exists():
         q = json.loads((OUT / "results-quick.json").read_text()).get("_runs", [])
         if len(q) == 1:
-            notes_q = f"- The `--quick` run (2 LoCoMo conversations, 1k and 10k, 200 questions a size) took {q[0][1] / 60:.1f} min: `{q[0][0]}`."
+            notes_q = (f"- The `--quick` run (2 LoCoMo conversations, 1k and 10k, 200 questions a size) took {q[0][1] / 60:.1f} min "
+                       f"(`{q[0][0]}`, before QMD was added; QMD's quick sets took 4.5 min more).")
             parts.append(notes_q)
     parts.append("")
     parts += ["![recall@10 vs search latency](img/peers_recall_latency.png)", "", "![latency vs corpus size](img/peers_scale.png)", "", END]
