@@ -297,13 +297,21 @@ class LangMem:
 
         from langgraph.store.base import PutOp
 
-        ops = []
+        # InMemoryStore.batch embeds each distinct text once, then fails ("Number of embeddings
+        # (232) does not match number of indices (233)") when a batch holds one text twice, as
+        # LoCoMo does: a repeated text starts a new batch.
+        ops: list = []
+        texts: set[str] = set()
         for id, text in items:
+            if len(ops) == 256 or text in texts:
+                self.store.batch(ops)
+                ops, texts = [], set()
             key = str(uuid.uuid4())
             self.ours[key] = id
             ops.append(PutOp(("memories",), key, {"content": text}))
-        for i in range(0, len(ops), 256):
-            self.store.batch(ops[i : i + 256])
+            texts.add(text)
+        if ops:
+            self.store.batch(ops)
 
     def search(self, query: str, k: int) -> list[str]:
         out = self.searcher.invoke({"query": query, "limit": k})

@@ -344,7 +344,9 @@ def render(results: dict, runs: list, quick: bool, sizes: dict) -> str:
               "memdream's hit journal works as shipped (hits counted, folded every 5,000).",
               "- Every peer ran pinned to one thread, one at a time. Basic Memory's runs shared the machine's second core with other work "
               "(`bench/soak.py`'s crash trials during its LoCoMo run, short test runs during its 1k run); every other peer ran on an otherwise "
-              "idle machine."]
+              "idle machine.",
+              "- LangMem's LoCoMo run failed in the second command: langgraph's InMemoryStore fails a batch that holds the same text twice "
+              "(LoCoMo repeats some turns). The adapter now starts a new batch at a repeated text; the third command re-ran that set alone."]
     if not quick and (OUT / "results-quick.json").exists():
         q = json.loads((OUT / "results-quick.json").read_text()).get("_runs", [])
         if len(q) == 1:
