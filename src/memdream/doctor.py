@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import os
-import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from memdream.index.db import Index
 from memdream.store.format import parse_document
-from memdream.store.vault import NAME_RE, Vault
-from memdream.store.writer import Writer, read_file
+from memdream.store.vault import NAME_RE, Scope, Vault
+from memdream.store.writer import TEMP_NAME, Writer, read_file
 
-# atomic_write's temp files: tempfile.mkstemp(prefix=".NAME.", suffix=".tmp"), 8 random characters
-TEMP_RE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 TEMP_MIN_AGE = 60.0  # seconds; a younger temp file may belong to a write in progress elsewhere
 
 
@@ -72,8 +71,7 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
                     else:
                         seen_ids[eid] = (rel, n)
                 expected.append((rel, layer, ln.raw.rstrip("\r")))
-        scope_dir = vault.scope_dir(scope)
-        for tmp in sorted(t for t in scope_dir.rglob(".*.tmp") if TEMP_RE.match(t.name)):
+        for tmp in temp_files(vault, scope):
             problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory (memdream doctor --fix deletes it)"))
         actual = sorted(index.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
         if sorted(expected) != actual:
@@ -86,19 +84,24 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
     return problems
 
 
+def temp_files(vault: Vault, scope: Scope) -> Iterator[Path]:
+    """The temp files interrupted writes left in a scope (names only atomic_write makes)."""
+    return (t for t in sorted(vault.scope_dir(scope).rglob(".*.tmp")) if TEMP_NAME.match(t.name))
+
+
 def remove_temp_files(vault: Vault, writer: Writer, min_age: float = TEMP_MIN_AGE) -> list[str]:
     """Delete the temp files interrupted writes left in the scopes (`memdream doctor --fix`).
 
-    Only names atomic_write makes, older than `min_age` seconds, and under the vault's write
-    lock: every write holds it from creating its temp file to renaming it, so none is
-    in flight. Returns the removed paths, relative to the vault."""
+    Only those older than `min_age` seconds, and under the vault's write lock: every write
+    holds it from creating its temp file to renaming it, so none is in flight. Returns the
+    removed paths, relative to the vault."""
     removed: list[str] = []
     with writer.locked():
         now = time.time()
         for scope in vault.scopes():
-            for tmp in sorted(vault.scope_dir(scope).rglob(".*.tmp")):
+            for tmp in temp_files(vault, scope):
                 try:
-                    if TEMP_RE.match(tmp.name) and tmp.is_file() and not tmp.is_symlink() and now - tmp.stat().st_mtime >= min_age:
+                    if tmp.is_file() and not tmp.is_symlink() and now - tmp.stat().st_mtime >= min_age:
                         tmp.unlink()
                         removed.append(vault.relpath(tmp))
                 except FileNotFoundError:

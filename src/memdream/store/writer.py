@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -124,6 +125,10 @@ def _exchange(tmp: str, path: str, flags: int) -> bool:
     if err == errno.EEXIST:
         raise Raced()
     raise OSError(err, os.strerror(err), path)
+
+
+# The temp files atomic_write makes: mkstemp(prefix=".NAME.", suffix=".tmp") adds 8 random characters.
+TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 
 
 def atomic_write(path: Path, data: bytes, expected: FileState | None = None) -> FileState:
