@@ -8,11 +8,11 @@
    write is in the files, every file parses, and the index agrees with the files after a sync.
 2. Crash injection: `--crashes` trials, shared in turn among a writer (remember, pin, log and
    forget; half the trials), gc (archiving 400 reflected daily logs and their reflections)
-   and a light dream (1,500 entries), each killed with SIGKILL at a random moment. After each: every file parses, no
-   temp file is read as memory, every acknowledged write, file and id survived, and the next
-   gc or dream finishes the job (each file archived once, each id in one place, doctor clean);
-   at the end of the writer's trials the index rebuilds and doctor reports nothing but
-   leftover temp files.
+   and a light dream (1,500 entries), each killed with SIGKILL at a random moment. After each:
+   every file parses, no temp file is read as memory, every acknowledged write, file and id
+   survived, and the next gc or dream finishes the job (each file archived once, each id in
+   one place, doctor clean); at the end of the writer's trials the index rebuilds and doctor
+   reports nothing but leftover temp files.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import multiprocessing as mp
 import os
 import platform
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -108,6 +107,23 @@ def _person(root: str, seconds: float, out) -> None:  # type: ignore[no-untyped-
     out.put({"hand": added})
 
 
+def memory_files(root: Path) -> tuple[dict[str, bytes], list[str], list[str]]:
+    """(path -> bytes of every .md file that is not a temp file, one problem per memory line that
+    does not parse, the id of every memory line: an id in two places is there twice)."""
+    files: dict[str, bytes] = {}
+    problems: list[str] = []
+    ids: list[str] = []
+    for p in sorted(root.rglob("*.md")):
+        if p.name.startswith("."):
+            continue  # a temp file (".NAME.XXXX.tmp") left by a killed writer is never memory
+        data = p.read_bytes()
+        files[str(p.relative_to(root))] = data
+        doc = parse_document(data.decode("utf-8"))
+        problems += [f"{p}:{n}: {'; '.join(ln.problems)}" for n, ln in enumerate(doc.lines, 1) if ln.problems]
+        ids += [e.id for e in doc.entries() if e.id]
+    return files, problems, ids
+
+
 def concurrency(procs: int, ops: int, person_seconds: float = 20.0) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdream-soak-") as tmp:
         root = str(Path(tmp) / "v")
@@ -123,13 +139,9 @@ def concurrency(procs: int, ops: int, person_seconds: float = 20.0) -> dict:
         for p in [*workers, person]:
             p.join()
         seconds = time.perf_counter() - t0
-        ids, texts, problems = set(), [], []
-        for path in Path(root).rglob("*.md"):
-            doc = parse_document(path.read_text(encoding="utf-8"))
-            problems += [f"{path}:{n}" for n, ln in enumerate(doc.lines, 1) if ln.problems]
-            ids |= {e.id for e in doc.entries()}
-            texts.append(path.read_text(encoding="utf-8"))
-        blob = "\n".join(texts)
+        files, problems, id_list = memory_files(Path(root))
+        ids = set(id_list)
+        blob = b"\n".join(files.values()).decode("utf-8")
         acked = [i for r in results for i in r.get("remembered", [])]
         logs = [t for r in results for t in r.get("logged", [])]
         hand = [t for r in results for t in r.get("hand", [])]
@@ -185,20 +197,6 @@ print("done", flush=True)
 """
 
 
-def memory_files(root: Path) -> tuple[dict[str, bytes], list[str], set[str]]:
-    """(path -> bytes of every .md file that is not a temp file, problems of every memory line, ids)."""
-    files, problems, ids = {}, [], set()
-    for p in sorted(root.rglob("*.md")):
-        if p.name.startswith("."):
-            continue  # a temp file (".NAME.XXXX.tmp") left by a killed writer is never memory
-        data = p.read_bytes()
-        files[str(p.relative_to(root))] = data
-        doc = parse_document(data.decode("utf-8"))
-        problems += [f"{p}:{n}: {m}" for n, ln in enumerate(doc.lines, 1) for m in ln.problems]
-        ids |= {e.id for e in doc.entries() if e.id}
-    return files, problems, ids
-
-
 def dream_vault(root: Path, n: int) -> None:
     """n entries written straight into recall files: many superseded, stale and repeated lines."""
     from datetime import timedelta, timezone
@@ -243,7 +241,7 @@ def _progress(kind: str, out: dict) -> None:
 
 
 def _write_trials(root: Path, trials: int, rng: random.Random, out: dict) -> None:
-    acked_r, acked_l = out.setdefault("acked_remember", set()), out.setdefault("acked_log", set())
+    acked: dict[str, set[str]] = {"R": set(), "L": set(), "F": set()}  # remembered ids, log titles, forgotten ids
     for t in range(trials):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(t)], stdout=subprocess.PIPE, text=True)
         deadline = None  # the clock starts at the first acknowledgement: start-up is not a trial
@@ -253,21 +251,23 @@ def _write_trials(root: Path, trials: int, rng: random.Random, out: dict) -> Non
             if not line:
                 break
             kind, _, val = line.strip().partition(" ")
-            {"R": acked_r, "L": acked_l, "F": out.setdefault("acked_forget", set())}[kind].add(val)
+            acked[kind].add(val)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         files, problems, ids = memory_files(root)
         blob = b"\n".join(files.values()).decode("utf-8")
-        lost = sorted(acked_r - ids)[:3] + [t2 for t2 in acked_l if f"— {t2}" not in blob][:3]
+        lost = sorted(acked["R"] - set(ids))[:3] + [t2 for t2 in acked["L"] if f"— {t2}" not in blob][:3]
         out["trials"] += 1
         _progress("write", out)
         if problems or lost:
             out["bad"].append(f"write trial {t}: {(problems + lost)[:3]}")
+    out.update(acked_remember=len(acked["R"]), acked_log=len(acked["L"]), acked_forget=len(acked["F"]))
 
 
 def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.Random, out: dict) -> None:
     """Kill a gc or a light dream at a random moment; then check, finish the job in-process, check again."""
-    before, _, ids_before = memory_files(template)
+    before, _, ids = memory_files(template)
+    ids_before = set(ids)
     for t in range(trials):
         root = work / f"{kind}{t}"
         shutil.copytree(template, root)
@@ -285,7 +285,7 @@ def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.
             contents = set(files.values())
             why += [f"lost {name}" for name, data in before.items() if data not in contents][:3]
         else:
-            why += [f"lost id {i}" for i in sorted(ids_before - ids)[:3]]
+            why += [f"lost id {i}" for i in sorted(ids_before - set(ids))[:3]]
         mem = Memory(load_config(root, "me", "main", env={}))
         mem.index.rebuild(mem.vault.scopes())
         if kind == "gc":
@@ -301,9 +301,8 @@ def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.
             report = mem.dream(["light"])  # finishes the work and heals a move cut short
             if report.phases[0].status not in ("applied", "nothing to do"):
                 why.append(f"the next dream: {report.phases[0].status}")
-            after, problems, ids = memory_files(root)
-            lines = [ln.entry.id for data in after.values() for ln in parse_document(data.decode("utf-8")).lines if ln.entry and ln.entry.id]
-            why += [f"lost id {i}" for i in sorted(ids_before - ids)[:3]] + (["an id in two places"] if len(lines) != len(set(lines)) else [])
+            _, problems, ids = memory_files(root)
+            why += [f"lost id {i}" for i in sorted(ids_before - set(ids))[:3]] + (["an id in two places"] if len(ids) != len(set(ids)) else [])
         why += problems[:3] + [str(p) for p in check_vault(mem.vault, mem.index) if "temp file" not in p.message][:3]
         mem.close()
         shutil.rmtree(root)
@@ -329,10 +328,8 @@ def crashes(trials: int, seed: int = 7, kinds: tuple[str, ...] = ("write", "writ
             res["write"]["doctor"] = [str(p) for p in check_vault(mem.vault, mem.index) if "temp file" not in p.message]
             res["write"]["temp_files_left"] = sum(1 for p in root.rglob(".*.tmp"))
             res["write"]["listed"] = len(mem.list(include_ended=True))  # what the product reads as memory ...
-            res["write"]["ids_in_files"] = len(memory_files(root)[2])  # ... is the real lines, no temp file
+            res["write"]["ids_in_files"] = len(set(memory_files(root)[2]))  # ... is the real lines, no temp file
             mem.close()
-            for key in ("acked_remember", "acked_log", "acked_forget"):
-                res["write"][key] = len(res["write"].get(key, ()))
         for kind, make in (("gc", lambda p: gc_vault(p, 400)), ("dream", lambda p: dream_vault(p, 1500))):
             if share.get(kind):
                 make(work / f"{kind}-template")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -46,3 +47,14 @@ def open_scope(vault: Path, clock: FrozenClock):
     yield make
     for m in opened:
         m.close()
+
+
+@pytest.fixture
+def soak():  # type: ignore[no-untyped-def]
+    """bench/soak.py, whose concurrency and crash trials the suite runs at a smaller size."""
+    bench = str(Path(__file__).resolve().parent.parent / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)  # spawned workers inherit it
+    import soak as module  # type: ignore[import-not-found]
+
+    return module

@@ -52,16 +52,9 @@ def test_eight_processes_2000_remembers(tmp_path: Path) -> None:
     mem.close()
 
 
-def test_mixed_writers_a_dreamer_and_a_person_lose_nothing(tmp_path: Path) -> None:
+def test_mixed_writers_a_dreamer_and_a_person_lose_nothing(soak) -> None:
     """The soak of bench/soak.py at suite size: 4 processes x 60 mixed operations (remember,
     forget, pin, log, recall, light dreams) while a person edits the files by hand."""
-    import sys
-
-    bench = str(Path(__file__).resolve().parent.parent / "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)  # spawned workers inherit it
-    import soak  # type: ignore[import-not-found]
-
     r = soak.concurrency(4, 60, person_seconds=8.0)
     assert r["acked"] > 100
     assert r["acked_missing"] == 0 and r["logs_missing"] == 0 and r["hand_missing"] == 0, r

@@ -6,11 +6,8 @@ The longer soak versions live in bench/soak.py; these run in the suite.
 from __future__ import annotations
 
 import os
-import random
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -36,26 +33,16 @@ def _entries(root: Path) -> tuple[list[str], list[str]]:
     return ids, problems
 
 
-def _soak():  # type: ignore[no-untyped-def]
-    """bench/soak.py: the suite runs its crash trials at a smaller size."""
-    bench = str(Path(__file__).resolve().parent.parent / "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    import soak  # type: ignore[import-not-found]
-
-    return soak
-
-
-def test_kill_9_during_remember_pin_log_and_forget_loses_no_acknowledged_write() -> None:
-    r = _soak().crashes(20, seed=1234, kinds=("write",))["write"]
+def test_kill_9_during_remember_pin_log_and_forget_loses_no_acknowledged_write(soak) -> None:
+    r = soak.crashes(20, seed=1234, kinds=("write",))["write"]
     assert r["trials"] == 20 and r["bad"] == [], r["bad"]  # after each kill: every file parses, nothing acknowledged lost
     assert r["acked_remember"] > 20 and r["acked_log"] > 10  # the children did real work between kills
     assert r["doctor"] == [] and r["rebuilt_entries"] >= r["acked_remember"]  # the index rebuilds from the files
     assert r["listed"] == r["ids_in_files"]  # nothing but real lines is read as memory
 
 
-def test_kill_9_during_gc_leaves_every_file_whole_and_the_next_gc_finishes() -> None:
-    r = _soak().crashes(10, seed=5, kinds=("gc",))["gc"]
+def test_kill_9_during_gc_leaves_every_file_whole_and_the_next_gc_finishes(soak) -> None:
+    r = soak.crashes(10, seed=5, kinds=("gc",))["gc"]
     assert r["trials"] == 10 and r["bad"] == [], r["bad"]  # each log in its old place or the archive, whole; then archived once
     assert r["interrupted"] >= 5  # most kills landed mid-gc
 
@@ -156,8 +143,8 @@ def test_read_only_vault_gives_a_clear_error(tmp_path: Path, clock) -> None:
         subprocess.run(["umount", "-l", str(root)], capture_output=True)
 
 
-def test_kill_9_during_a_dream_loses_nothing_and_the_next_dream_heals() -> None:
-    r = _soak().crashes(20, seed=99, kinds=("dream",))["dream"]
+def test_kill_9_during_a_dream_loses_nothing_and_the_next_dream_heals(soak) -> None:
+    r = soak.crashes(20, seed=99, kinds=("dream",))["dream"]
     assert r["trials"] == 20 and r["bad"] == [], r["bad"]  # every id kept, in one place; the next dream applies; doctor clean
     assert r["interrupted"] >= 10  # most kills landed mid-dream
 
