@@ -1,0 +1,71 @@
+"""bench/sets: the suite's data sets load, are deterministic, and every gold id names a memory.
+
+The public data lives outside the repository (../shared/bench); without it these tests skip.
+The committed question files are checked on their own, data or not.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.sets import SHARED  # noqa: E402
+
+HAVE_MB = (SHARED / "memorybank" / "cn" / "memory_bank_cn.json").is_file() and (
+    SHARED / "memorybank" / "en" / "memory_bank_en.json"
+).is_file()
+needs_data = pytest.mark.skipif(not HAVE_MB, reason=f"public data absent ({SHARED}/memorybank)")
+
+
+def test_memorybank_zh_question_file_is_well_formed():
+    spec = json.loads((ROOT / "bench" / "sets" / "memorybank_zh_questions.json").read_text(encoding="utf-8"))
+    cats = {q["category"] for q in spec}
+    assert cats == {"probe", "lexical", "paraphrase", "short"}
+    own = [q for q in spec if q["category"] != "probe"]
+    assert len(own) >= 150
+    for q in spec:
+        assert q["gold"], q
+        for g in q["gold"]:
+            user, date, turn, part = g.split("/")
+            assert user == q["user"] and part in ("q", "r") and turn.isdigit() and date.startswith("2023-"), g
+        if q["category"] == "probe":
+            assert isinstance(q["probe"], int) and "question" not in q  # the text stays in the data
+        else:
+            assert q["question"].strip()
+    probes = [(q["user"], q["probe"]) for q in spec if q["category"] == "probe"]
+    assert len(probes) == len(set(probes))
+
+
+@needs_data
+def test_memorybank_zh_loads_deterministically_with_every_gold_id():
+    mod = importlib.import_module("bench.sets.memorybank_zh")
+    a, b = mod.load(), mod.load()
+    assert [m.id for m in a.memories] == [m.id for m in b.memories]
+    assert [q.text for q in a.questions] == [q.text for q in b.questions]
+    ids = {m.id for m in a.memories}
+    assert len(ids) == len(a.memories)
+    assert a.metric == "recall" and a.k == 5 and a.lang == "zh"
+    assert len(a.questions) >= 250 and sum(q.category == "probe" for q in a.questions) == 100
+    for q in a.questions:
+        assert set(q.gold) <= ids
+        assert all(i.startswith(q.conv + "/") for i in q.gold)
+    for m in a.memories:
+        assert m.at.tzinfo is not None and m.at < a.asked_at[m.conv]
+
+
+@needs_data
+def test_memorybank_zh_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path):
+    mod = importlib.import_module("bench.sets.memorybank_zh")
+    spec = json.loads(mod.QUESTIONS.read_text(encoding="utf-8"))
+    spec[0]["gold"] = [spec[0]["user"] + "/2023-04-27/99/q"]
+    bad = tmp_path / "questions.json"
+    bad.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match="gold ids missing"):
+        mod.load(questions_file=bad)
