@@ -69,3 +69,34 @@ def test_memorybank_zh_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path)
     bad.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(ValueError, match="gold ids missing"):
         mod.load(questions_file=bad)
+
+
+def test_filler_bank_is_well_formed():
+    mod = importlib.import_module("bench.sets.filler")
+    bank = mod.load_bank()
+    langs = [e["lang"] for e in bank]
+    assert len(bank) >= 80 and abs(langs.count("en") - langs.count("zh")) <= 4
+    for e in bank:
+        assert e["topic"] and e["statement"] != e["indirect"]
+
+
+@needs_data
+def test_filler_plants_each_statement_once_and_is_deterministic_per_seed():
+    mod = importlib.import_module("bench.sets.filler")
+    bank = {e["statement"]: e for e in mod.load_bank()}
+    a, b, c = mod.load(seed=0), mod.load(seed=0), mod.load(seed=1)
+    assert [(m.id, m.text) for m in a.memories] == [(m.id, m.text) for m in b.memories]
+    assert [(m.id, m.text) for m in a.memories] != [(m.id, m.text) for m in c.memories]
+    assert a.metric == "hit" and a.k == 5 and len(a.asked_at) >= 40
+    by_id = {m.id: m for m in a.memories}
+    for conv in a.asked_at:
+        mine = [m for m in a.memories if m.conv == conv]
+        planted = [m for m in mine if m.text in bank]
+        assert len(mine) >= 240 and 3 <= len(planted) <= 6
+        assert len({bank[m.text]["topic"] for m in planted}) == len(planted)
+        assert all(m.role == "user" and m.at < a.asked_at[conv] for m in planted)
+    for q in a.questions:
+        (gold,) = q.gold
+        entry = bank[by_id[gold].text]
+        assert by_id[gold].conv == q.conv
+        assert q.text == (entry["indirect"] if q.category == "indirect" else entry["direct"])
