@@ -100,3 +100,29 @@ def test_filler_plants_each_statement_once_and_is_deterministic_per_seed():
         entry = bank[by_id[gold].text]
         assert by_id[gold].conv == q.conv
         assert q.text == (entry["indirect"] if q.category == "indirect" else entry["direct"])
+
+
+def test_changing_fact_bank_covers_both_languages():
+    mod = importlib.import_module("bench.sets.changing")
+    facts = mod.load_facts()
+    assert set(facts) == {"en", "zh"} and set(facts["en"]) == set(facts["zh"])
+    assert len(facts["en"]) >= 10
+
+
+@needs_data
+def test_changing_puts_every_current_version_after_all_old_ones():
+    mod = importlib.import_module("bench.sets.changing")
+    a, b = mod.load(seed=0), mod.load(seed=0)
+    assert [(m.id, m.text, m.at) for m in a.memories] == [(m.id, m.text, m.at) for m in b.memories]
+    assert a.metric == "current" and a.k == 5 and len(a.asked_at) >= 40
+    by_id = {m.id: m for m in a.memories}
+    langs = {q.conv.split("-")[1] for q in a.questions}
+    assert langs == {"en", "zh"}
+    per_conv: dict[str, int] = {}
+    for q in a.questions:
+        per_conv[q.conv] = per_conv.get(q.conv, 0) + 1
+        assert q.gold and q.old and not set(q.gold) & set(q.old)
+        assert all(by_id[i].conv == q.conv and by_id[i].role == "user" for i in q.gold + q.old)
+        assert min(by_id[g].at for g in q.gold) > max(by_id[o].at for o in q.old)
+        assert max(by_id[g].at for g in q.gold) < a.asked_at[q.conv]
+    assert all(5 <= n <= 10 for n in per_conv.values())
