@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -97,6 +98,16 @@ def _pick(rng: random.Random, entries: list[dict], k: int) -> list[dict]:
     return chosen
 
 
+def _clash_matcher(lang: str, terms: list[str]) -> re.Pattern[str] | None:
+    """A pattern for the clash terms: whole words in English, substrings in Chinese; case-insensitive."""
+    if not terms:
+        return None
+    alts = sorted({re.escape(t) for t in terms}, key=len, reverse=True)
+    if lang == "en":
+        return re.compile(r"\b(?:" + "|".join(alts) + r")\b", re.IGNORECASE)
+    return re.compile("|".join(alts))
+
+
 def load(data_dir: Path | None = None, seed: int = 0, conversations: int = 40) -> SuiteSet:
     bank = load_bank()
     blocks = {lang: day_blocks(lang, data_dir) for lang in TZ}
@@ -107,15 +118,20 @@ def load(data_dir: Path | None = None, seed: int = 0, conversations: int = 40) -
         lang = "en" if c % 2 == 0 else "zh"
         conv = f"filler-{lang}-{c:02d}"
         rng = random.Random(f"filler/{seed}/{c}")
+        planted = _pick(rng, [e for e in bank if e["lang"] == lang], rng.randint(3, 6))
+        clash = _clash_matcher(lang, [t for e in planted for t in e.get("clash", ())])
         target = rng.randint(240, 360)
         units: list[list[list]] = []  # sessions of units; a unit is [[role, text, entry|None], ...]
         n = 0
         for b in rng.sample(range(len(blocks[lang])), len(blocks[lang])):
             if n >= target:
                 break
+            if clash is not None and any(clash.search(q) or clash.search(r) for q, r in blocks[lang][b]):
+                continue  # a filler day that could answer a planted question as well
             units.append([[["user", q, None], ["assistant", r, None]] for q, r in blocks[lang][b]])
             n += 2 * len(blocks[lang][b])
-        planted = _pick(rng, [e for e in bank if e["lang"] == lang], rng.randint(3, 6))
+        if n < target:
+            raise ValueError(f"{conv}: only {n} filler messages left after leaving out clashing days (wanted {target})")
         for e in planted:
             s = rng.randrange(len(units))
             units[s].insert(rng.randint(0, len(units[s])), [["user", e["statement"], e]])
