@@ -14,7 +14,8 @@ going back.", "换工作了，现在在字节。"), sometimes as a plain stateme
 are restated later in other words ("The traffic in Bristol was insane this morning."). The
 messages sit among 150-250 filler messages: whole days of MemoryBank chat in that language
 (Zhong et al., AAAI 2024; MIT; read at run time from ``../shared/bench/memorybank/``), sessions
-3-7 days apart.
+3-7 days apart. Filler days where someone states such a fact about themselves (the kind's
+clash terms: "my phone", 住在, 健身...) are left out of conversations holding that kind.
 
 Questions: one per changing fact, asking the current value in natural words ("Where do I live
 these days?", "我现在在哪家公司上班？"); category = the kind. Gold: the current version and its
@@ -37,7 +38,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.sets import Memory, Question, SuiteSet  # noqa: E402
-from bench.sets.filler import TZ, day_blocks  # noqa: E402
+from bench.sets.filler import TZ, _clash_matcher, day_blocks  # noqa: E402
 
 FACTS = Path(__file__).resolve().with_name("changing_facts.json")
 _FIELDS = ("values", "state", "change", "mention", "questions")
@@ -74,16 +75,21 @@ def load(data_dir: Path | None = None, seed: int = 0, conversations: int = 40) -
         lang = "en" if c % 2 == 0 else "zh"
         conv = f"changing-{lang}-{c:02d}"
         rng = random.Random(f"changing/{seed}/{c}")
+        kinds = rng.sample(sorted(facts[lang]), rng.randint(5, 10))
+        clash = _clash_matcher(lang, [t for kind in kinds for t in facts[lang][kind].get("clash", ())])
         target = rng.randint(150, 250)
         sessions: list[list[list[tuple[str, str, tuple | None]]]] = []
         n = 0
         for b in rng.sample(range(len(blocks[lang])), len(blocks[lang])):
             if n >= target:
                 break
+            if clash is not None and any(clash.search(q) or clash.search(r) for q, r in blocks[lang][b]):
+                continue  # a filler day where someone else states such a fact about themselves
             sessions.append([[("user", q, None), ("assistant", r, None)] for q, r in blocks[lang][b]])
             n += 2 * len(blocks[lang][b])
+        if n < target:
+            raise ValueError(f"{conv}: only {n} filler messages left after leaving out clashing days (wanted {target})")
         last = len(sessions) - 1
-        kinds = rng.sample(sorted(facts[lang]), rng.randint(5, 10))
         chains: list[tuple[str, int]] = []  # (kind, versions)
         for kind in kinds:
             spec = facts[lang][kind]
