@@ -126,3 +126,13 @@ def test_changing_puts_every_current_version_after_all_old_ones():
         assert min(by_id[g].at for g in q.gold) > max(by_id[o].at for o in q.old)
         assert max(by_id[g].at for g in q.gold) < a.asked_at[q.conv]
     assert all(5 <= n <= 10 for n in per_conv.values())
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["memorybank_zh", "filler", "changing"])
+def test_each_set_prints_its_counts_and_examples(name, capsys):
+    mod = importlib.import_module(f"bench.sets.{name}")
+    assert mod.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name}: ") and "memories" in out and "questions" in out
+    assert out.count("\n- [") == 3 and "gold " in out
