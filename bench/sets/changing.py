@@ -10,7 +10,8 @@ editor, gym schedule, favourite food, phone), each changing 1-3 times over about
 Every version is one user message written from our phrase bank in varying words: the first as
 a plain statement ("Living in Leeds means I'm never short of good coffee."), later ones mostly
 as a change, often naming the old value ("I switched from Vim to Helix last month and I'm not
-going back.", "换工作了，现在在字节。"), sometimes as a plain statement; about half the versions
+going back.", "换工作了，现在在字节。"), sometimes as a plain statement (never for a pet, car,
+phone or editor, where a plain "took the Mazda for a drive" would not say the old one is gone); about half the versions
 are restated later in other words ("The traffic in Bristol was insane this morning."). The
 messages sit among 150-250 filler messages: whole days of MemoryBank chat in that language
 (Zhong et al., AAAI 2024; MIT; read at run time from ``../shared/bench/memorybank/``), sessions
@@ -101,7 +102,8 @@ def load(data_dir: Path | None = None, seed: int = 0, conversations: int = 40) -
             change = rng.sample(spec["change"], len(spec["change"]))
             mention = rng.sample(spec["mention"], len(spec["mention"]))
             for j, (value, s) in enumerate(zip(values, where)):
-                if j == 0 or (rng.random() < 0.25 and state):
+                as_state = spec.get("later_as_state", True) and rng.random() < 0.25
+                if j == 0 or (as_state and state):
                     text = _fill(state.pop(), value)
                 else:
                     text = _fill(change.pop() if change else state.pop(), value, values[j - 1])
