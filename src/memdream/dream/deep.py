@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from memdream.llm.client import LLM
 from memdream.model.entry import IDENTITY, RECALL, RULE, Entry
 from memdream.model.lifecycle import PROMOTE_HITS
 from memdream.store.format import parse_line
+
+_CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 if TYPE_CHECKING:
     from memdream.memory import Memory
@@ -133,7 +136,9 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "", declined: frozenset[str] 
     for layer, line, tok in rows:
         e = parse_line(line, layer)
         if eligible(e, layer, now):
-            items.append((e, set(tok.split())))
+            # Single Chinese characters are index tokens (for one-character queries), not words
+            # two memories share: leave them out of relatedness.
+            items.append((e, {t for t in tok.split() if not (len(t) == 1 and _CJK1.match(t))}))
             if len(items) >= POOL:
                 break
     plan.seen = len(items)

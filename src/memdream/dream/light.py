@@ -7,6 +7,7 @@ archive what is old and unimportant, demote idle resident preferences.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime
 from itertools import chain
@@ -30,6 +31,8 @@ from memdream.model.lifecycle import (
     duplicates,
 )
 from memdream.store.format import parse_line
+
+_CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # one-character index tokens: not anchors
 
 if TYPE_CHECKING:
     from memdream.memory import Memory
@@ -87,7 +90,7 @@ def _near_duplicates(mem: "Memory", since_rowid: int) -> dict[str, Candidate]:
     n_docs = mem.index.corpus_stats()[0]
     common = max(DEDUP_COMMON_MIN, int(n_docs * DEDUP_COMMON_SHARE))
     for c in fresh:
-        anchors = [t for t in dict.fromkeys(c.tokens) if not t.startswith("memdream")]
+        anchors = [t for t in dict.fromkeys(c.tokens) if not t.startswith("memdream") and not (len(t) == 1 and _CJK1.match(t))]
         df = mem.index.document_frequency(anchors)
         ranked = sorted((t for t in anchors if df.get(t)), key=lambda t: (df[t], t))
         rare = [t for t in ranked if df[t] <= common][:DEDUP_QUERY_TERMS]

@@ -11,7 +11,7 @@ from memdream.model.tokens import tokens
 
 
 def index_text(text: str) -> str:
-    return " ".join(tokens(text))
+    return " ".join(tokens(text, unigrams=True))
 
 
 def match_expression(terms: list[str], op: str = "OR") -> str | None:

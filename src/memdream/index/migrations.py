@@ -111,7 +111,37 @@ def m005_doc_kinds(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log, m005_doc_kinds]
+def m006_cjk_unigrams(db: sqlite3.Connection) -> None:
+    """The index's tokens gained every Chinese character (model/tokens.py): the rows are
+    dropped and each scope's files are indexed again on its next sync (vectors are kept: they
+    are keyed by text). Rowids keep growing past the old ones, as caches expect. A new index
+    has nothing to drop."""
+    if not db.execute("SELECT EXISTS(SELECT 1 FROM entries) OR EXISTS(SELECT 1 FROM raw_chunks)").fetchone()[0]:
+        return
+    _run(
+        db,
+        """
+        INSERT INTO meta(key, value) SELECT 'rowid_hw', m FROM (SELECT max(rowid) AS m FROM entries) WHERE m IS NOT NULL
+            ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value);
+        DELETE FROM entries;
+        DELETE FROM entries_fts;
+        DELETE FROM terms;
+        DELETE FROM files;
+        DELETE FROM deleted;
+        DELETE FROM meta WHERE key IN ('entries', 'tokens');
+        INSERT INTO meta(key, value) VALUES ('generation', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1;
+        INSERT INTO meta(key, value) SELECT 'epoch', value FROM meta WHERE key = 'generation'
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+        DELETE FROM raw_fts;
+        DELETE FROM raw_chunks;
+        DELETE FROM raw_files
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log, m005_doc_kinds, m006_cjk_unigrams,
+]  # fmt: skip
 
 
 def migrate(db: sqlite3.Connection) -> None:

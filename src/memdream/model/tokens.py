@@ -8,8 +8,8 @@ never find 我在余杭区. We tokenize in Python and give FTS5 a space-separate
 - everything else: lower-cased words and numbers, English words Snowball-stemmed
   (PyStemmer), so "meetings" finds "meeting". English stopwords are left out.
 
-Single Chinese characters are indexed when they are a word of their own (猫), except a
-short list of function characters that occur in nearly every sentence.
+The index also holds every Chinese character as a token of its own (except a short list of
+function characters that occur in nearly every sentence), so one-character queries work.
 """
 
 from __future__ import annotations
@@ -23,6 +23,13 @@ _IS_CJK = re.compile(rf"[{_CJK}]")
 
 # Function characters too common to be worth a posting list of their own.
 CJK_STOP_CHARS = frozenset("的了是在我你他她它们和与也就都而及着或一个这那有吗呢吧啊把被让给从对向到为以之其")
+
+# Chinese words that only ask or point (the counterpart of English what/where/how/my/you, left
+# out below): a question's 什么 or 哪些 would otherwise match every reply that asks something back.
+CJK_STOPWORDS = frozenset(
+    """什么 哪些 哪个 哪里 哪儿 怎么 怎样 怎么样 为什么 多少 是不是 有没有 我们 你们 他们 她们 自己 这个 那个 这些 那些
+    一下 一些 还是 或者 就是 但是 所以 因为 如果 然后 可以 已经 曾经 还有""".split()
+)
 
 # Query-side English stopwords: they would match nearly every memory.
 EN_STOPWORDS = frozenset(
@@ -49,11 +56,15 @@ def _stemmer():
 _ASCII_WORD = re.compile(r"[a-z]+")
 
 
-def _cjk_tokens(run: str) -> list[str]:
+def _cjk_tokens(run: str, unigrams: bool = False) -> list[str]:
     if len(run) == 1:
         return [run]
-    out = [w for w in _jieba().cut_for_search(run) if len(w) > 1 or (w not in CJK_STOP_CHARS and _IS_CJK.match(w))]
-    out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    out = [w for w in _jieba().cut_for_search(run) if (len(w) > 1 and w not in CJK_STOPWORDS) or (len(w) == 1 and w not in CJK_STOP_CHARS and _IS_CJK.match(w))]
+    # Bigrams across a function character (新的, 了新, 我在) are noise, not words: left out (a real
+    # word holding one, 目的 or 的确, is kept by the segmenter above).
+    out.extend(g for g in (run[i : i + 2] for i in range(len(run) - 1)) if g not in CJK_STOPWORDS and g[0] not in CJK_STOP_CHARS and g[1] not in CJK_STOP_CHARS)
+    if unigrams:
+        out.extend(ch for ch in run if ch not in CJK_STOP_CHARS and _IS_CJK.match(ch))
     return out
 
 
@@ -62,13 +73,18 @@ def cjk_words(run: str) -> list[str]:
     return list(_jieba().cut(run, False)) if len(run) > 1 else [run]
 
 
-def tokens(text: str) -> list[str]:
-    """Index tokens of `text`, in order, with repeats (BM25 counts term frequency)."""
+def tokens(text: str, unigrams: bool = False) -> list[str]:
+    """Index tokens of `text`, in order, with repeats (BM25 counts term frequency).
+
+    With `unigrams` (what the index stores), every Chinese character that is not a function
+    character is a token too, so a one-character query finds it inside longer words (茶 finds
+    我喜欢喝龙井茶, 住 finds 我住在杭州). Queries keep their own words: a two-character query
+    word does not turn into its characters."""
     out: list[str] = []
     for m in _RUN.finditer(text.lower()):
         run = m.group(0)
         if _IS_CJK.match(run):
-            out.extend(_cjk_tokens(run))
+            out.extend(_cjk_tokens(run, unigrams))
         elif run in EN_STOPWORDS:
             continue
         elif _ASCII_WORD.fullmatch(run):
