@@ -38,7 +38,7 @@ def test_embedder_changes_only_relevance(vault, clock) -> None:
     assert kw and set(kw) <= set(hy)
     for text, t in kw.items():
         assert t.fusion == "bm25" and t.cosine is None
-        assert hy[text].cosine is not None and hy[text].fusion.startswith("capped")
+        assert hy[text].cosine is not None and hy[text].fusion.startswith("weighted")
         assert hy[text].recency == t.recency and hy[text].importance == t.importance
         assert hy[text].bm25 == pytest.approx(t.bm25)
 

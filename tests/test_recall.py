@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memdream.cli.main import cli
 from memdream.model.entry import Entry
-from memdream.model.scoring import IMPORTANCE_CAP, importance, normalize_bm25, recency, score, score_parts
+from memdream.model.scoring import IMPORTANCE_CAP, LIFT, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER
 from memdream.recall.snapshot import Snippet, count_tokens
@@ -32,17 +32,76 @@ def test_scoring_parts(clock) -> None:
     assert importance(capped)[0] == IMPORTANCE_CAP
     t = score(fresh, now, bm25_norm=0.5)
     assert t.relevance == 0.5 and t.fusion == "bm25" and t.cosine is None
+    # Relevance gates: recency and importance lift it by at most LIFT, they never add to it.
+    assert t.lift == pytest.approx(1 + LIFT * (1.0 + 0.4) / (1 + IMPORTANCE_CAP))
+    assert t.score == pytest.approx(t.relevance * t.lift)
+    assert score(fresh, now, bm25_norm=0.0).score == 0.0
+    top = score_parts("rule", 0.6, 100, now.timestamp(), now.timestamp(), 0.1).lift
+    low = score_parts("fact", 0.0, 0, (now - timedelta(days=3650)).timestamp(), now.timestamp(), 0.1).lift
+    assert top == pytest.approx(1 + LIFT) and 1.0 < low < 1.1
     h = score_parts("fact", 0.0, 0, None, now.timestamp(), 0.5, 0.8, fusion="blend")
     assert abs(h.relevance - (0.7 * 0.8 + 0.3 * 0.5)) < 1e-9 and h.fusion == "blend-0.7-0.3"
-    c = score_parts("fact", 0.0, 0, None, now.timestamp(), 0.5, 0.8, fusion="capped", weight=0.4)
-    assert abs(c.relevance - (0.4 * 0.8 + 0.6 * 0.5)) < 1e-9 and c.fusion == "capped-0.4"
-    # A weak accidental match is not stretched to 1: normalization is by max(best, tau x attainable).
-    assert normalize_bm25([1.0, 0.5], attainable=10.0) == [0.2, 0.1]
-    assert normalize_bm25([8.0, 4.0], attainable=10.0) == [1.0, 0.5]
+    w = score_parts("fact", 0.0, 0, None, now.timestamp(), 0.5, 0.8, fusion="weighted", weight=0.25, dense=0.9)
+    assert w.relevance == pytest.approx(0.75 * 0.5 + 0.25 * 0.9) and w.fusion.startswith("weighted")
+    # Keyword relevance is absolute: a share of the most BM25 can give the query, never stretched.
+    assert keyword_relevance(1.0, attainable=10.0) == pytest.approx(1.0 / 22.0)
+    assert keyword_relevance(0.0, attainable=10.0) == 0.0 and keyword_relevance(50.0, attainable=10.0) <= 1.0
+    # Dense relevance: how far a cosine stands above the scope's cosines, in [0, 1].
+    assert dense_relevance(0.2, mean=0.2, std=0.05, n=1000) == pytest.approx(0.0, abs=0.02)
+    assert dense_relevance(0.6, mean=0.2, std=0.05, n=1000) == 1.0
+    assert 0.4 < dense_relevance(0.3, mean=0.2, std=0.05, n=1000) < 0.6
+    # A scope of one says nothing about unrelated cosines: a prior takes their place.
+    assert 0.0 < dense_relevance(0.3, mean=0.3, std=0.0, n=1) < 1.0
+    # The embedder's weight follows the query's script.
+    assert dense_weight("where do I live", 0.1, 0.4) == pytest.approx(0.1)
+    assert dense_weight("我住哪", 0.1, 0.4) == pytest.approx(0.4)
+    assert 0.1 < dense_weight("我喜欢 jazz music", 0.1, 0.4) < 0.4
+
+
+def _seed_example(mem, clock, days: int) -> list:
+    """The first source document's example, as the recall issue measured it: 200 fresh trivia
+    facts, the warning aged to `days` by hand (its vf edited), and the wiki line."""
+    import random
+    import re
+
+    start = clock.now()
+    rng = random.Random(11)
+    places = ["莫干山", "西湖", "千岛湖", "黄山", "普陀山", "天目山", "灵隐寺", "九溪"]
+    things = ["机械键盘", "显示器", "耳机", "鼠标", "台灯", "保温杯", "背包", "跑鞋"]
+    warning = mem.remember("千万记得给那个老接口加超时兜底，它偶尔会抽风")
+    for i in range(200):
+        clock.set(start + timedelta(hours=i))
+        if i % 2:
+            mem.remember(f"上周换了新的{rng.choice(things)}，花了 {rng.randint(100, 3000)} 块", type="fact")
+        else:
+            mem.remember(f"周末去爬了{rng.choice(places)}，走了 {rng.randint(5, 30)} 公里", type="fact")
+    mem.remember("新的支付接口文档放在团队 wiki 上", type="fact")
+    # Age the warning by hand, as a person would: edit its vf and ca in the file.
+    path = mem.vault.resident_file(mem.scope)
+    aged = (clock.now() - timedelta(days=days)).isoformat()
+    text = path.read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if f"id={warning.id}" in ln)
+    new = re.sub(r"vf=[^;>]+", f"vf={aged}", re.sub(r"ca=[^;>]+", f"ca={aged}", line))
+    path.write_text(text.replace(line, new), encoding="utf-8")
+    return mem.recall("我们要接入一个新的支付接口，要注意什么？", k=5)
+
+
+@pytest.mark.parametrize("days", [60, 120])
+def test_old_important_warning_beats_similar_new_trivia(mem, clock, days) -> None:
+    """The seed's intent (an important old warning still surfaces) with relevance gating: the
+    warning, aged 60 and 120 days, ranks above every one of the 200 fresh trivia lines."""
+    hits = _seed_example(mem, clock, days)
+    texts = [h.text for h in hits]
+    assert "千万记得给那个老接口加超时兜底，它偶尔会抽风" in texts, texts
+    warning = next(i for i, h in enumerate(hits) if h.text.startswith("千万"))
+    trivia = [i for i, h in enumerate(hits) if h.text.startswith(("上周", "周末"))]
+    assert all(warning < i for i in trivia), texts
+    w = hits[warning]
+    assert w.trace.age_days == pytest.approx(days, abs=0.1) and w.trace.importance > 1.0
 
 
 def test_old_important_instruction_beats_similar_trivia(mem, clock) -> None:
-    """The first source document's example: a 60-day-old warning still surfaces."""
+    """The same with paraphrased trivia about interfaces, as earlier sessions tested it."""
     start = clock.now()
     mem.remember("千万记得给那个老接口加超时兜底")
     for i, text in enumerate(facts(200, seed=3)):
@@ -58,6 +117,61 @@ def test_old_important_instruction_beats_similar_trivia(mem, clock) -> None:
     assert warning.trace.age_days == pytest.approx(60, abs=0.01)
     assert warning.trace.importance > 1.0  # instruction prior 0.8 + salience of 千万
     assert warning.trace.recency < 0.26
+
+
+def test_relevance_gates_importance_and_recency(mem, clock) -> None:
+    """A rule that shares one common word with the query never passes facts that match it well,
+    however important and new it is (issue 14: a rule at relevance 0.014 outranked facts at 0.72)."""
+    start = clock.now()
+    for i, text in enumerate(("Alice's flight to Lisbon lands at 9 on Friday", "Bob books the Lisbon hotel for Alice", "Alice will present the Lisbon results")):
+        clock.set(start - timedelta(days=200 + i))
+        mem.remember(text, type="fact")
+    clock.set(start)
+    rule = mem.remember("Never share Alice's phone number with anyone, it is critical", type="rule")
+    hits = mem.recall("when does Alice land in Lisbon?", k=4)
+    order = [h.entry.id for h in hits]
+    assert hits[0].text.startswith("Alice's flight"), [h.text for h in hits]
+    if rule.id in order:
+        r = hits[order.index(rule.id)]
+        assert all(h.trace.relevance > r.trace.relevance for h in hits[: order.index(rule.id)])
+        assert r.trace.lift > hits[0].trace.lift  # it is lifted most, and still ranks below
+    # Where relevance is about equal, importance and recency do reorder.
+    mem.remember("Alice lands in Lisbon on Friday, must pick her up", type="fact")
+    assert mem.recall("when does Alice land in Lisbon?", k=1)[0].text.startswith("Alice lands")
+
+
+def test_one_and_two_character_chinese_queries(mem) -> None:
+    mem.remember("我喜欢喝龙井茶")
+    mem.remember("我住在杭州滨江区")
+    mem.remember("周五下午有组会")
+    assert mem.recall("茶", k=1)[0].text == "我喜欢喝龙井茶"
+    assert mem.recall("龙井", k=1)[0].text == "我喜欢喝龙井茶"
+    assert mem.recall("住", k=1)[0].text == "我住在杭州滨江区"
+    assert mem.recall("组会", k=1)[0].text == "周五下午有组会"
+    assert [h.text for h in mem.recall("的", k=3)] == []  # a function character finds nothing
+    # Question words are left out like English what/where: a reply that asks something back
+    # does not match a question through its 什么.
+    mem.remember("你平时喜欢做什么运动？")
+    assert [h.text for h in mem.recall("什么", k=3)] == []
+    assert mem.recall("我喜欢喝什么茶？", k=1)[0].text == "我喜欢喝龙井茶"
+
+
+def test_index_of_an_older_version_is_rebuilt_with_character_tokens(vault, clock) -> None:
+    from memdream.config import load_config
+    from memdream.memory import Memory
+
+    m = Memory(load_config(vault, "me", "main", env={}), clock)
+    m.vault.init()
+    m.remember("我喜欢喝龙井茶")
+    db = m.index.db
+    rowid, tok = db.execute("SELECT rowid, tok FROM entries_fts").fetchone()
+    old = " ".join(t for t in tok.split() if t != "茶")  # as version 5 of the index stored it
+    db.execute("UPDATE entries_fts SET tok = ? WHERE rowid = ?", (old, rowid))
+    db.execute("PRAGMA user_version = 5")
+    m.close()
+    again = Memory(load_config(vault, "me", "main", env={}), clock)
+    assert again.recall("茶", k=1)[0].text == "我喜欢喝龙井茶"
+    again.close()
 
 
 def test_mixed_language_queries(mem) -> None:

@@ -155,7 +155,7 @@ def test_in_chromium_browse_edit_resolve_undo(browser_page, tmp_path: Path) -> N
     assert page.evaluate("window.__pwned") is None  # the <script> memory is shown, not run
     page.fill("input[name=q]", "我在哪个区")
     page.click("button:has-text('search')")
-    assert page.locator(".trace").first.inner_text().startswith("rec ")
+    assert page.locator(".trace").first.inner_text().startswith("rel ")
     shot(page, "entries", tmp_path)
 
     page.goto(f"{base}/entries?layer=resident")

@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memdream.errors import ConfigError
+from memdream.model.scoring import FUSIONS
 from memdream.store.vault import CONFIG_FILE, DEFAULT_AGENT, DEFAULT_USER
 
 ENV_VAULT = "MEMDREAM_VAULT"
@@ -40,7 +41,7 @@ CONFIG_TEMPLATE = """\
 # max_chars = 2000                # longest text one memory may hold
 
 [recall]
-# fusion = "capped"               # with an embedder: "capped" (measured best) or "blend" (0.7 x cosine + 0.3 x BM25)
+# fusion = "weighted"             # with an embedder: "weighted" (measured best; docs/recall.md), "capped", or "blend" (0.7 x cosine + 0.3 x BM25)
 
 [llm]
 # base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server, hosted)
@@ -124,7 +125,7 @@ class Config:
     timezone: str | None = None
     max_text_chars: int = MAX_TEXT_CHARS
     embedder: str = "none"
-    fusion: str = "capped"
+    fusion: str = "weighted"
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key: str = field(default="", repr=False)
@@ -203,9 +204,9 @@ def load_config(
         llm_timeout = float(llm.get("timeout", 60.0))
     except (TypeError, ValueError) as exc:
         raise ConfigError("[llm] timeout must be a number of seconds", f"edit {root / CONFIG_FILE}") from exc
-    fusion = data.get("recall", {}).get("fusion", "capped")
-    if fusion not in ("capped", "blend"):
-        raise ConfigError(f"[recall] fusion must be 'capped' or 'blend', not {fusion!r}", f"edit {root / CONFIG_FILE}")
+    fusion = data.get("recall", {}).get("fusion", "weighted")
+    if fusion not in FUSIONS:
+        raise ConfigError(f"[recall] fusion must be one of {', '.join(FUSIONS)}, not {fusion!r}", f"edit {root / CONFIG_FILE}")
     cfg = Config(
         vault=root,
         user=_first(user, env.get(ENV_USER), scope.get("user"), DEFAULT_USER),

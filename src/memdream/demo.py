@@ -73,32 +73,35 @@ def run_demo(keep: str | None = None) -> None:
             click.echo(f"  recall 所在地 --as-of {day}  ->  {hit[0].text if hit else '(nothing)'}")
         click.echo(f"  recall 所在地 (now)               ->  {mem.recall('所在地', k=1)[0].text}")
 
-        _title("Recall scores recency + importance + relevance, and shows why")
+        _title("Recall: relevance first, lifted by recency and importance, and it shows why")
         clock.set(datetime(2026, 4, 28, 11, 0, tzinfo=CST))
-        mem.write("千万记得给那个老接口加超时兜底")
-        clock.set(datetime(2026, 5, 20, 16, 0, tzinfo=CST))
-        mem.write("接口的 swagger 页面打不开过一次")
-        clock.set(datetime(2026, 6, 5, 10, 0, tzinfo=CST))
-        mem.write("接口评审会改到了周四")
-        clock.set(datetime(2026, 6, 26, 15, 0, tzinfo=CST))
-        for trivia in ("接口文档放在 wiki 上了", "同事说新接口的名字太长", "周五下午有组会"):
-            mem.write(trivia)
+        mem.write("千万记得给那个老接口加超时兜底，它偶尔会抽风")
+        places = ("莫干山", "西湖", "千岛湖", "黄山", "天目山")
+        things = ("机械键盘", "显示器", "耳机", "台灯", "跑鞋")
+        for i in range(40):  # a month of fresh trivia, each with a number
+            clock.set(datetime(2026, 5, 28, 9, 0, tzinfo=CST) + timedelta(hours=18 * i))
+            mem.write(f"上周换了新的{things[i % 5]}，花了 {300 + 37 * i} 块" if i % 2 else f"周末去爬了{places[i % 5]}，走了 {5 + i % 17} 公里")
+        mem.write("新的支付接口文档放在团队 wiki 上")
         clock.set(datetime(2026, 6, 27, 10, 5, tzinfo=CST))
-        query = "我要对接一个新的第三方接口，要注意什么？"
+        query = "我们要接入一个新的支付接口，要注意什么？"
         click.echo(f'  recall "{query}" --explain')
         hits = mem.recall(query, k=10)
-        for h in hits[:5]:
+        for h in hits[:4]:
             t = h.trace
             click.echo(f"  {h.score:4.2f}  {h.text}")
             click.echo(
-                f"        recency {t.recency:.2f} (age {t.age_days:.0f} d) + importance {t.importance:.2f}"
-                f" (prior {t.prior:.1f} + salience {t.salience:.1f}) + relevance {t.relevance:.2f}"
+                f"        relevance {t.relevance:.2f} x lift {t.lift:.2f}"
+                f" (recency {t.recency:.2f}, age {t.age_days:.0f} d; importance {t.importance:.2f} = prior {t.prior:.1f} + salience {t.salience:.1f})"
             )
         rank = next((i for i, h in enumerate(hits, 1) if h.text.startswith("千万")), None)
         click.echo(
-            f"  The 60-day-old warning ranks #{rank} of {len(hits)} matching memories: its recency has decayed, but"
-            " 千万 and its type lift its importance (capped at 2.0; recency and relevance stop at 1.0)."
+            f"  The 60-day-old warning ranks #{rank}: it shares 接口 with the question, and 千万 and its type lift it."
+            " Forty newer lines share only 新 and barely match: recency and importance reorder memories that"
+            " match about equally well, they never lift one that barely matches above one that matches well."
         )
+        for line in ("接口评审会改到了周四", "周五下午有组会", "我喜欢喝龙井茶"):
+            mem.write(line)
+        click.echo(f"  A one-character query finds the words that hold it:  recall 茶  ->  {mem.recall('茶', k=1)[0].text}")
 
         _title("Credentials never enter memory")
         for secret in ("我的邮箱密码是 Tr0ub4dor&3x", "my OpenAI key is sk-proj-4f9KqZ2mN8xVt7LbR1cW3yHd6JpE0sAa"):

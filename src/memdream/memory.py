@@ -33,7 +33,7 @@ from memdream.model.entry import (
 )
 from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
-from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
+from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, dense_weight
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
@@ -43,7 +43,8 @@ from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
-from memdream.recall.search import Hit
+from memdream.recall.search import CANDIDATES as DENSE_CANDIDATES
+from memdream.recall.search import Dense, Hit
 from memdream.recall.search import recall as recall_hits
 from memdream.recall.snapshot import (
     DEFAULT_BUDGET,
@@ -505,11 +506,11 @@ class Memory:
         self.sync()
         if rank_by not in ("score", "relevance"):
             raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (recency + importance + relevance) or 'relevance'")
-        cosine, nearest = self._dense(query)
+        dense = self._dense(query)
         hits = recall_hits(
             self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by,
-            cosine=cosine, nearest=nearest, fusion=self.config.fusion,
-            cosine_weight=getattr(self.embedder, "cosine_weight", DEFAULT_COSINE_WEIGHT) if cosine else DEFAULT_COSINE_WEIGHT,
+            dense=dense, fusion=self.config.fusion,
+            cosine_weight=self._dense_weight(query) if dense else DEFAULT_COSINE_WEIGHT,
         )  # fmt: skip
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
@@ -551,26 +552,24 @@ class Memory:
         self.sync()
         return vectors.embed_pending(self.scope, limit, progress)
 
-    def _dense(self, query: str):  # type: ignore[no-untyped-def]
-        """The dense side of recall, or (None, None): keyword only, by choice or because it failed."""
+    def _dense_weight(self, query: str) -> float:
+        latin = getattr(self.embedder, "cosine_weight", DEFAULT_COSINE_WEIGHT)
+        return dense_weight(query, latin, getattr(self.embedder, "cosine_weight_cjk", latin))
+
+    def _dense(self, query: str) -> Dense | None:
+        """The dense side of recall, or None: keyword only, by choice or because it failed."""
         self.last_warning = ""
         vectors = self.vectors
         if vectors is None or not query.strip():
-            return None, None
+            return None
         try:
             vectors.embed_pending(self.scope, limit=EMBED_AT_RECALL)
             qvec = vectors.query_vector(query)
+            near, mean, std, n = vectors.search(self.scope, qvec, DENSE_CANDIDATES)
         except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to keyword recall
             self.last_warning = f"embedder unavailable, keyword relevance only: {exc}"
-            return None, None
-
-        def cosine(_q: str, rows: list[Row]) -> dict[int, float]:
-            return vectors.cosines(self.scope, qvec, rows)
-
-        def nearest(_q: str, n: int) -> list[Row]:
-            return self.index.rows([rid for rid, _ in vectors.nearest(self.scope, qvec, n)])
-
-        return cosine, nearest
+            return None
+        return Dense(lambda rows: vectors.cosines(self.scope, qvec, rows), self.index.rows([rid for rid, _ in near]), mean, std, n)
 
     def _as_of(self, as_of: datetime | str | None) -> datetime | None:
         if as_of is None or isinstance(as_of, datetime):

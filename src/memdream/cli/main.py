@@ -207,7 +207,7 @@ def list_(layer: str | None, include_ended: bool, vault: str | None, user: str |
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many memories to return.")
 @click.option("--as-of", "as_of", default=None, metavar="DATE", help="Answer as of a past date or time (YYYY-MM-DD = end of that day).")
-@click.option("--explain", is_flag=True, help="Show each hit's score parts: recency, importance, relevance.")
+@click.option("--explain", is_flag=True, help="Show each hit's score parts: relevance, lifted by recency and importance.")
 @_scope_options
 @_json_option
 @_handle_errors
@@ -227,11 +227,11 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
         click.echo(f"{h.score:5.2f}  {_line(h.entry)}")
         if explain:
             t = h.trace
-            cos = f", cosine {t.cosine:.2f}" if t.cosine is not None else ""
+            cos = f", cosine {t.cosine:.2f} -> dense {t.dense or 0.0:.2f}" if t.cosine is not None else ""
             click.echo(
-                f"       = recency {t.recency:.2f} (age {t.age_days:.1f} d, half-life 30 d)"
-                f" + importance {t.importance:.2f} (prior {t.prior:.2f} + salience {t.salience:.2f} + recalls {t.hit_bonus:.2f})"
-                f" + relevance {t.relevance:.2f} ({t.fusion}: bm25 {t.bm25:.2f}{cos})"
+                f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos})"
+                f" x lift {t.lift:.2f} (from recency {t.recency:.2f}, age {t.age_days:.1f} d, half-life 30 d;"
+                f" importance {t.importance:.2f} = prior {t.prior:.2f} + salience {t.salience:.2f} + recalls {t.hit_bonus:.2f})"
             )
 
 

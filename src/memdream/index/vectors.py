@@ -94,15 +94,22 @@ class VectorStore:
 
     def nearest(self, scope: Scope, qvec: "np.ndarray", n: int) -> list[tuple[int, float]]:
         """(rowid, cosine) of the `n` nearest current entries of the scope."""
+        return self.search(scope, qvec, n)[0]
+
+    def search(self, scope: Scope, qvec: "np.ndarray", n: int) -> tuple[list[tuple[int, float]], float, float, int]:
+        """The `n` nearest current entries as (rowid, cosine), and the mean and standard deviation
+        of the query's cosine over all the scope's current entries, and their number (what dense relevance is
+        measured against: scoring.dense_relevance), from one matrix product."""
         import numpy as np
 
         rowids, mat = self._load(scope)
         if not rowids:
-            return []
+            return [], 0.0, 0.0, 0
         sims = mat @ qvec.astype(np.float32)
         n = min(n, len(rowids))
         top = np.argpartition(-sims, n - 1)[:n] if n < len(rowids) else np.arange(len(rowids))
-        return sorted(((rowids[i], float(sims[i])) for i in top), key=lambda x: -x[1])
+        near = sorted(((rowids[i], float(sims[i])) for i in top), key=lambda x: -x[1])
+        return near, float(sims.mean()), float(sims.std()), len(rowids)
 
     def cosines(self, scope: Scope, qvec: "np.ndarray", rows: list[Row]) -> dict[int, float]:
         """Cosine of each candidate row with the query (0 for rows without a vector yet)."""

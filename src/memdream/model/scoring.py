@@ -9,23 +9,48 @@ merely similar new fact.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from memdream.model.entry import TYPE_PRIOR, Entry
 
+# BM25 (Robertson/Sparck Jones with Lucene's always-positive IDF), computed over the index's
+# tokens so it means the same in every scope and corpus size.
+BM25_K1, BM25_B = 1.2, 0.75
 RECENCY_HALF_LIFE_DAYS = 30.0  # recency halves every 30 days since the entry was last touched
 IMPORTANCE_CAP = 2.0  # type prior + salience + recall bonus never exceeds this
 HIT_BONUS = 0.05  # each successful recall adds this much importance ...
 HIT_BONUS_MAX = 0.5  # ... up to this much
-# Hybrid relevance with an embedder. "blend" is the source document's 0.7 x cosine + 0.3 x BM25.
-# "capped" (the default, measured better: bench/embedders.py) weighs cosine by the embedder's
-# own tuned weight and normalizes BM25 by max(best match, CAP_TAU x the query's attainable BM25),
-# so a weak accidental keyword match is not stretched to 1.0.
+# Relevance gates (issue 14). The parts keep the source document's meaning (recency halves every
+# 30 days; importance = type prior + salience + recalls, capped at 2.0; relevance in [0, 1]), but
+# they no longer add up: recency and importance *lift* relevance, by at most LIFT:
+#     score = relevance x (1 + LIFT x (recency + importance) / (1 + IMPORTANCE_CAP))
+# so they reorder memories that match the query about equally well, and never lift one that
+# barely matches above one that matches well: with LIFT 0.5 the lift is between 1.07 (an old
+# fact) and 1.5, so a memory must match at least 0.71 as well as another to pass it. Importance
+# weighs up to twice what recency does, as in the seed (an important old warning beats similar
+# new trivia). An additive score let any candidate sharing one common word collect recency and
+# importance for free: on LoCoMo it ranked 0.42 at recall@10 against 0.61 for relevance alone.
+LIFT = 0.5
+# Relevance is on an absolute scale, so "how well it matched" survives: keyword relevance is
+# BM25 divided by the query's attainable BM25 (the sum of its terms' idf: what a memory holding
+# each query term once, at average length, scores), capped at 1; dense relevance is how far the
+# cosine stands above the scope's own cosines for this query, in standard deviations, DENSE_FULL_Z
+# of them counting as a full match (so it is calibrated per embedder and per query, whatever
+# range an embedder's cosines live in).
+DENSE_FULL_Z = 4.0
+DENSE_PRIOR_N, DENSE_PRIOR_STD = 10, 0.1
+# Fusion with an embedder. "weighted" (the default): relevance = (1 - w) x keyword + w x dense,
+# both on their absolute scales, with w the embedder's measured weight for the query's script
+# (model/scoring.dense_weight): a multilingual embedder is not equally good in every language
+# (USE: LoCoMo dense 0.31 against keyword 0.63; MemoryBank Chinese dense 0.80 against 0.73), so
+# one weight for both made fusion lose to its best part on one of them. "blend" is the source
+# document's 0.7 x cosine + 0.3 x BM25 and "capped" the earlier default, kept by name.
 BLEND_COSINE, BLEND_BM25 = 0.7, 0.3
 CAP_TAU = 0.5
-DEFAULT_COSINE_WEIGHT = 0.5  # for embedders without a measured weight (remote endpoints)
-FUSIONS = ("capped", "blend")
+DEFAULT_COSINE_WEIGHT = 0.2  # for embedders without a measured weight (remote endpoints)
+FUSIONS = ("weighted", "capped", "blend")
 
 
 @dataclass(frozen=True)
@@ -39,27 +64,56 @@ class Trace:
     prior: float
     salience: float
     hit_bonus: float
-    bm25: float  # normalized keyword relevance in [0, 1]
+    bm25: float  # keyword relevance in [0, 1] (BM25 over the query's attainable BM25)
     cosine: float | None  # None without an embedder
     fusion: str  # how relevance was made: "bm25" or the hybrid's name
+    dense: float | None = None  # dense relevance in [0, 1] (the cosine's standing in the scope)
+
+    @property
+    def lift(self) -> float:
+        return lift_of(self.recency, self.importance)
 
     @property
     def score(self) -> float:
-        return self.recency + self.importance + self.relevance
+        return self.relevance * self.lift
 
     def to_json(self) -> dict:
         return {
             "recency": round(self.recency, 4),
             "importance": round(self.importance, 4),
             "relevance": round(self.relevance, 4),
+            "lift": round(self.lift, 4),
             "age_days": round(self.age_days, 2),
             "prior": self.prior,
             "salience": self.salience,
             "hit_bonus": round(self.hit_bonus, 4),
             "bm25": round(self.bm25, 4),
             "cosine": None if self.cosine is None else round(self.cosine, 4),
+            "dense": None if self.dense is None else round(self.dense, 4),
             "fusion": self.fusion,
         }
+
+
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+
+
+def cjk_share(text: str) -> float:
+    """The share of the text's letters that are Chinese, Japanese or Korean characters."""
+    letters = _LETTER.findall(text)
+    return sum(1 for ch in letters if _CJK_CHAR.match(ch)) / len(letters) if letters else 0.0
+
+
+def dense_weight(query: str, latin: float, cjk: float) -> float:
+    """The embedder's fusion weight for this query: its measured weight for Latin-script text and
+    for CJK text, mixed by the query's share of CJK characters."""
+    s = cjk_share(query)
+    return latin * (1.0 - s) + cjk * s
+
+
+def lift_of(recency: float, importance: float) -> float:
+    """How much recency and importance raise relevance: 1 + LIFT x their share of the most they can be."""
+    return 1.0 + LIFT * (recency + importance) / (1.0 + IMPORTANCE_CAP)
 
 
 def last_touched(e: Entry) -> datetime | None:
@@ -97,14 +151,46 @@ def importance(e: Entry) -> tuple[float, float, float, float]:
     return importance_of(e.effective_type, e.salience, e.hits)
 
 
-def blend(bm25_norm: float, cosine: float | None, fusion: str = "capped", weight: float = DEFAULT_COSINE_WEIGHT) -> tuple[float, str]:
-    """Relevance in [0, 1]: BM25 alone without an embedder, else the chosen fusion."""
+def keyword_relevance(bm25_score: float, attainable: float) -> float:
+    """BM25 on an absolute scale, in [0, 1]: over the most the query can score, (k1 + 1) x the
+    sum of its terms' idf (BM25's bound as term frequency grows and length shrinks). A memory
+    holding each query term once, at average length, scores 1 / (k1 + 1), about 0.45."""
+    if attainable <= 0 or bm25_score <= 0:
+        return 0.0
+    return min(1.0, bm25_score / ((BM25_K1 + 1.0) * attainable))
+
+
+def dense_relevance(cosine: float, mean: float, std: float, n: int = 1_000_000) -> float:
+    """A cosine's standing among the scope's `n` cosines for the query, in [0, 1]: DENSE_FULL_Z
+    standard deviations above their mean count as a full match. A small scope says little about
+    what an unrelated cosine looks like, so its mean and spread are shrunk towards a prior (mean
+    0, spread DENSE_PRIOR_STD) worth DENSE_PRIOR_N cosines."""
+    k = DENSE_PRIOR_N
+    m = n * mean / (n + k)
+    var = (n * (std * std + (mean - m) ** 2) + k * (DENSE_PRIOR_STD * DENSE_PRIOR_STD + m * m)) / (n + k)
+    sd = math.sqrt(var)
+    if sd <= 1e-9:
+        return 0.0
+    return max(0.0, min(1.0, (cosine - m) / (DENSE_FULL_Z * sd)))
+
+
+def blend(
+    keyword: float,
+    cosine: float | None,
+    fusion: str = "weighted",
+    weight: float = DEFAULT_COSINE_WEIGHT,
+    dense: float | None = None,
+) -> tuple[float, str]:
+    """Relevance in [0, 1]: keyword relevance alone without an embedder, else the chosen fusion."""
     if cosine is None:
-        return bm25_norm, "bm25"
+        return keyword, "bm25"
     c = max(0.0, min(1.0, cosine))
     if fusion == "blend":
-        return BLEND_COSINE * c + BLEND_BM25 * bm25_norm, "blend-0.7-0.3"
-    return weight * c + (1 - weight) * bm25_norm, f"capped-{weight:g}"
+        return BLEND_COSINE * c + BLEND_BM25 * keyword, "blend-0.7-0.3"
+    if fusion == "capped":
+        return weight * c + (1 - weight) * keyword, f"capped-{weight:g}"
+    d = dense if dense is not None else 0.0
+    return (1 - weight) * keyword + weight * d, f"weighted-{weight:.2g}"
 
 
 def score(e: Entry, now: datetime, bm25_norm: float, cosine: float | None = None) -> Trace:
@@ -120,19 +206,15 @@ def score_parts(
     now: float,
     bm25_norm: float,
     cosine: float | None = None,
-    fusion: str = "capped",
+    fusion: str = "weighted",
     weight: float = DEFAULT_COSINE_WEIGHT,
-    span: tuple[float, float] | None = None,
+    dense: float | None = None,
 ) -> Trace:
-    """The score from plain numbers (as the index stores them): the same as `score` on the entry.
-    With `span` (the lowest and highest relevance among the candidates), relevance is min-max
-    normalized into [0, 1]."""
+    """The score from plain numbers (as the index stores them): the same as `score` on the entry."""
     rec, age = recency_of(touched, now)
     imp, prior, sal, bonus = importance_of(type_, salience, hits)
-    rel, fusion = blend(bm25_norm, cosine, fusion, weight)
-    if span is not None:
-        rel = (rel - span[0]) / (span[1] - span[0])
-    return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, fusion)
+    rel, name = blend(bm25_norm, cosine, fusion, weight, dense)
+    return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, name, dense)
 
 
 def idf(df: int, n_docs: int) -> float:
@@ -140,10 +222,25 @@ def idf(df: int, n_docs: int) -> float:
     return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def attainable_bm25(query_terms: list[str], df: dict[str, int], n_docs: int) -> float:
-    """The sum of the query terms' idf (an unseen term counts with df 0): what a match of
-    every term would roughly score."""
-    return sum(idf(df.get(t, 0), n_docs) for t in dict.fromkeys(query_terms))
+# A one-character Chinese query word (新, 要, 加, 住) says less about a memory than a word of two
+# or more (接口, 支付): it counts half, unless the query has nothing longer (茶, 住哪).
+SINGLE_CJK_WEIGHT = 0.5
+
+
+def query_weights(query_terms: list[str]) -> dict[str, float]:
+    """The weight of each query term in BM25: 1, or SINGLE_CJK_WEIGHT for a single Chinese
+    character in a query that also has longer Chinese terms."""
+    singles = [t for t in query_terms if len(t) == 1 and _CJK_CHAR.match(t)]
+    if not singles or not any(len(t) > 1 and _CJK_CHAR.match(t) for t in query_terms):
+        return {}
+    return {t: SINGLE_CJK_WEIGHT for t in singles}
+
+
+def attainable_bm25(query_terms: list[str], df: dict[str, int], n_docs: int, weights: dict[str, float] | None = None) -> float:
+    """The sum of the query terms' (weighted) idf, an unseen term counting with df 0: what a
+    match of every term would roughly score."""
+    w = weights or {}
+    return sum(w.get(t, 1.0) * idf(df.get(t, 0), n_docs) for t in dict.fromkeys(query_terms))
 
 
 def normalize_bm25(scores: list[float], attainable: float = 0.0) -> list[float]:
@@ -156,12 +253,11 @@ def normalize_bm25(scores: list[float], attainable: float = 0.0) -> list[float]:
     return [min(1.0, max(0.0, s) / top) for s in scores]
 
 
-# BM25 (Robertson/Sparck Jones with Lucene's always-positive IDF), computed over the index's
-# tokens so it means the same in every scope and corpus size.
-BM25_K1, BM25_B = 1.2, 0.75
 
 
-def bm25(query_terms: list[str], doc_tokens: list[str], df: dict[str, int], n_docs: int, avgdl: float) -> float:
+def bm25(
+    query_terms: list[str], doc_tokens: list[str], df: dict[str, int], n_docs: int, avgdl: float, weights: dict[str, float] | None = None
+) -> float:
     if not doc_tokens or n_docs <= 0:
         return 0.0
     tf: dict[str, int] = {}
@@ -173,7 +269,8 @@ def bm25(query_terms: list[str], doc_tokens: list[str], df: dict[str, int], n_do
         return 0.0
     dl = len(doc_tokens)
     norm = BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl or dl))
+    w = weights or {}
     total = 0.0
     for t, f in tf.items():
-        total += idf(df.get(t, 0), n_docs) * f * (BM25_K1 + 1) / (f + norm)
+        total += w.get(t, 1.0) * idf(df.get(t, 0), n_docs) * f * (BM25_K1 + 1) / (f + norm)
     return total

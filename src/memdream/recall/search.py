@@ -13,7 +13,7 @@ from datetime import datetime
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, Trace, attainable_bm25, blend, bm25, normalize_bm25, score_parts
+from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, Trace, attainable_bm25, bm25, dense_relevance, keyword_relevance, query_weights, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
@@ -39,10 +39,17 @@ class Hit:
         return out
 
 
-# (query, rows) -> {rowid: cosine}; supplied when an embedder is configured.
-VectorScorer = Callable[[str, list[Row]], dict[int, float]]
-# query -> rows nearest by vector (extra candidates keyword search may miss).
-VectorCandidates = Callable[[str, int], list[Row]]
+@dataclass(frozen=True)
+class Dense:
+    """The dense side of one query, when an embedder is configured: the cosine of any candidate,
+    the nearest entries (candidates keyword search may miss), and the mean and standard deviation
+    of the query's cosines over the scope (what dense relevance is measured against)."""
+
+    cosines: Callable[[list[Row]], dict[int, float]]
+    nearest: list[Row]
+    mean: float
+    std: float
+    n: int = 1_000_000  # how many cosines the mean and spread were measured over
 
 
 def recall(
@@ -52,25 +59,25 @@ def recall(
     k: int,
     now: datetime,
     as_of: datetime | None = None,
-    cosine: VectorScorer | None = None,
-    nearest: VectorCandidates | None = None,
+    dense: Dense | None = None,
     rank_by: str = "score",
-    fusion: str = "capped",
+    fusion: str = "weighted",
     cosine_weight: float = DEFAULT_COSINE_WEIGHT,
     postings: bool = True,
 ) -> list[Hit]:
     """The `k` best memories for `query`, valid now (or at `as_of`), best first.
 
-    `rank_by="relevance"` orders by relevance alone (for benchmarks that isolate retrieval);
-    the default orders by the full score.
+    The score is relevance lifted by recency and importance (model/scoring.py): relevance
+    gates. `rank_by="relevance"` orders by relevance alone (for benchmarks that isolate
+    retrieval, and canary checks).
     """
     if k <= 0:
         return []
     layers = (RESIDENT, RECALL) if as_of is None else (RESIDENT, RECALL, ARCHIVE)
     found = index.keyword_candidates(scope, query, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings)
     rows: dict[int, tuple[Row, float | None]] = {row.rowid: (row, s) for row, s in found}
-    if nearest is not None:
-        for row in nearest(query, CANDIDATES):
+    if dense is not None:
+        for row in dense.nearest:
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, None))  # BM25 computed below
     when = (as_of or now).timestamp()
@@ -86,31 +93,27 @@ def recall(
     terms = query_tokens(query)
     df = index.document_frequency(terms)
     n_docs, avgdl = index.corpus_stats()
+    weights = query_weights(terms)
     missing = [row.rowid for row, s in valid if s is None]
     if missing:
         toks = index.tokens_of(missing)
-        valid = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl)) for row, s in valid]
-    cos = cosine(query, [row for row, _ in valid]) if cosine is not None else None
-    # Keyword only: BM25 over the best candidate's. Hybrid "capped": over max(best, tau x attainable),
-    # so an accidental keyword match does not outweigh the cosine side (bench/embedders.py).
-    capped = cos is not None and fusion == "capped"
-    norm = normalize_bm25([s or 0.0 for _, s in valid], attainable_bm25(terms, df, n_docs) if capped else 0.0)
-    cosines = [None if cos is None else cos.get(row.rowid, 0.0) for row, _ in valid]
-    # Relevance is min-max normalized over the candidates, as Generative Agents does: the best
-    # gets 1, the weakest 0. Otherwise relevances bunch together (fused cosines all sit near
-    # 0.5) and recency alone decides the order. On LoCoMo's 2-conversation quick run this took
-    # the default score from R@10 0.423 to 0.466 keyword-only, and from 0.294 to 0.365 with USE
-    # (bench/recall_locomo.py). The range is found first, so each trace is made once.
-    raw = [blend(b, c, fusion, cosine_weight)[0] for b, c in zip(norm, cosines)]
-    low, top = min(raw), max(raw)
-    span = (low, top) if len(raw) > 1 and top > low else None
+        valid = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl, weights)) for row, s in valid]
+    # Keyword relevance on an absolute scale: BM25 over what a memory holding every query term
+    # that occurs in the index would score (terms found nowhere say nothing about any memory).
+    attainable = attainable_bm25([t for t in terms if df.get(t)], df, n_docs, weights)
+    keyword = [keyword_relevance(s or 0.0, attainable) for _, s in valid]
+    cos = dense.cosines([row for row, _ in valid]) if dense is not None else None
     scored: list[tuple[Row, Trace]] = []
-    for (row, _), b, c in zip(valid, norm, cosines):
+    for (row, _), kw in zip(valid, keyword):
+        c = d = None
+        if cos is not None and dense is not None:
+            c = cos.get(row.rowid, 0.0)
+            d = dense_relevance(c, dense.mean, dense.std, dense.n)
         touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
-        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, b, c, fusion, cosine_weight, span)))
+        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)))
     if rank_by == "relevance":
         scored.sort(key=lambda rt: (-rt[1].relevance, -rt[1].score, rt[0].rowid))
     else:
-        scored.sort(key=lambda rt: (-rt[1].score, rt[0].rowid))
+        scored.sort(key=lambda rt: (-rt[1].score, -rt[1].relevance, rt[0].rowid))
     # Only the winners are parsed back into entries.
-    return [Hit(row.entry(), t.score, t) for row, t in scored[:k]]
+    return [Hit(row.entry(), t.score, t) for row, t in scored[:k] if t.relevance > 0]

@@ -71,8 +71,8 @@ Due now: {{ due|join(', ') if due else 'nothing' }}; the nightly run is at {{ ni
 <button>search</button> <span class="muted">or browse:</span>
 <a href="/entries?layer=resident">resident</a> · <a href="/entries?layer=recall">recall</a> · <a href="/entries?layer=archive">archive</a></form>
 {% if warning %}<p class="muted">{{ warning }}</p>{% endif %}
-{% if q %}<p class="muted">{{ hits|length }} memories recalled for “{{ q }}”, best first; score = recency + importance + relevance.</p>
-<table><tr><th>score</th><th>memory</th><th></th></tr>{% for h in hits %}<tr><td><strong>{{ '%.2f'|format(h.score) }}</strong><div class="trace">rec {{ '%.2f'|format(h.trace.recency) }} + imp {{ '%.2f'|format(h.trace.importance) }} + rel {{ '%.2f'|format(h.trace.relevance) }}</div></td>
+{% if q %}<p class="muted">{{ hits|length }} memories recalled for “{{ q }}”, best first; score = relevance × lift from recency and importance.</p>
+<table><tr><th>score</th><th>memory</th><th></th></tr>{% for h in hits %}<tr><td><strong>{{ '%.2f'|format(h.score) }}</strong><div class="trace">rel {{ '%.2f'|format(h.trace.relevance) }} &times; lift {{ '%.2f'|format(h.trace.lift) }} (rec {{ '%.2f'|format(h.trace.recency) }}, imp {{ '%.2f'|format(h.trace.importance) }})</div></td>
 <td class="text">{{ h.entry.text }} <div class="id">{{ h.entry.id }} · {{ h.entry.effective_type }} · {{ h.entry.layer }}{% if h.entry.subject %} · <a href="/subject/{{ h.entry.subject|urlencode }}">{{ h.entry.subject }}</a>{% endif %}{% if h.entry.pinned %} · <span class="badge">pinned</span>{% endif %}</div></td>
 <td>{{ actions(h.entry, versions[h.entry.id], path ~ '?q=' ~ (q|urlencode)) }}</td></tr>{% endfor %}</table>
 {% else %}<p class="muted">{{ rows|length }} {{ layer or 'resident and recall' }} entries.</p>
