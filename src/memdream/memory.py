@@ -623,10 +623,12 @@ class Memory:
             return journal.flush(apply)
 
     def snapshot(self, budget: int = DEFAULT_BUDGET, refresh: bool = False) -> Snapshot:
-        """The resident layer, frozen at the first call for the life of this Memory (a session)."""
+        """The resident layer, plus pinned recall-layer facts ("pinned memories are always
+        resident"), frozen at the first call for the life of this Memory (a session)."""
         if self._snapshot is None or refresh or self._snapshot.budget != budget:
             self.sync()
             resident = [r.entry() for r in self.index.entries(self.scope, (RESIDENT,), current_only=True)]
+            resident += [r.entry() for r in self.index.pinned(self.scope, (RECALL,))]
             self._snapshot = build_snapshot(resident, budget, self.clock.now())
         return self._snapshot
 
