@@ -34,6 +34,14 @@ NO_MODEL = (
     "Set [llm] base_url and model in memdream.toml, or MEMDREAM_LLM_BASE_URL and MEMDREAM_LLM_MODEL."
 )
 
+# A dry run plans every phase on the memories as they are; a real run applies each phase
+# before planning the next one, so after a phase with changes the next may plan otherwise.
+CHAINED = (
+    "_This dry run planned each phase on the memories as they are now. A real run applies each phase "
+    "before the next one plans, so a phase after one with changes may plan differently "
+    "(run the phases one at a time with --phase to see each on the result of the last)._"
+)
+
 
 @dataclass
 class PhaseReport:
@@ -221,6 +229,9 @@ def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bo
         raise
     if dry_run:
         report.diary = "\n".join(s.rstrip("\n") + "\n" for s in sections)
+        planned = [p for p in report.phases if p.status == "dry run"]
+        if len(planned) > 1 and any(p.changes for p in planned[:-1]):
+            report.diary += "\n" + CHAINED + "\n"
         return report
     ledger.save_state(mem, state)
     if report.changes or any(p.status in ("rolled back",) or p.rejected for p in report.phases):
