@@ -712,7 +712,7 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
     try:
         import mcp  # noqa: F401
     except ImportError as exc:
-        raise MemdreamError("the MCP server needs the official MCP SDK", "pip install 'memdream[mcp]'") from exc
+        raise MemdreamError("the MCP server needs the official MCP SDK (the 'mcp' extra)", "in the memdream clone: .venv/bin/pip install -e '.[mcp]' (make demo installs it too)") from exc
     from memdream.mcp.server import build_server, new_token, serve_http
 
     mem = _open(vault, user, agent, create=True)
@@ -796,7 +796,7 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         import starlette  # noqa: F401
         import uvicorn
     except ImportError as exc:
-        raise MemdreamError(f"the web console needs the 'web' extra ({exc.name} is missing)", "pip install 'memdream[web]'") from exc
+        raise MemdreamError(f"the web console needs the 'web' extra ({exc.name} is missing)", "in the memdream clone: .venv/bin/pip install -e '.[web]' (make demo installs it too)") from exc
     from memdream.web.app import create_app, new_token
 
     mem = _open(vault, user, agent, create=True)
