@@ -436,12 +436,15 @@ class Memory:
         return self._find(entry_id).entry()
 
     def list(self, layer: str | None = None, include_ended: bool = False) -> list[Entry]:
-        """Entries by layer (default: resident and recall), oldest first; `include_ended` adds superseded ones."""
+        """Entries by layer (default: resident and recall), oldest first; `include_ended` adds superseded
+        ones (the archive layer, asked for by name, always lists its ended entries)."""
         self.sync()
         if layer is not None and layer not in LAYERS:
             raise RefusedInput(f"unknown layer {layer!r}", "use one of: " + ", ".join(LAYERS))
         layers = (layer,) if layer else ((RESIDENT, RECALL, ARCHIVE) if include_ended else (RESIDENT, RECALL))
-        return [r.entry() for r in self.index.entries(self.scope, layers, current_only=not include_ended)]
+        # The archive holds ended entries by nature: asking for it means asking for them.
+        current_only = not include_ended and layer != ARCHIVE
+        return [r.entry() for r in self.index.entries(self.scope, layers, current_only=current_only)]
 
     def history(self, subject_or_id: str) -> list[Entry]:
         """The supersede trail of a subject (or of the entry with that id), oldest first."""

@@ -194,9 +194,13 @@ def list_(layer: str | None, include_ended: bool, vault: str | None, user: str |
         _emit({"entries": [e.to_json() for e in entries]})
         return
     if not entries:
-        click.echo('no memories yet; add one with: memdream remember "..."')
+        if layer:
+            click.echo(f"no memories in the {layer} layer; 'memdream list --all' shows every layer")
+        else:
+            click.echo('no memories yet; add one with: memdream remember "..."')
     current = None
-    for e in entries:
+    order = {name: i for i, name in enumerate(LAYERS)}
+    for e in sorted(entries, key=lambda e: order.get(e.layer, len(order))):  # one header per layer, oldest first within it
         if e.layer != current:
             current = e.layer
             click.echo(f"# {current}")
