@@ -84,6 +84,13 @@ EMBED_AT_RECALL = 256  # a recall embeds at most this many new entries first; `m
 Action = Literal["added", "duplicate", "superseded"]
 
 
+IMPORT_HINTS = {
+    "chatgpt": "give the ChatGPT export's .zip as downloaded (Settings > Data controls > Export data), or the conversations.json inside it",
+    "jsonl": 'give a file with one JSON object per line, e.g. {"role": "user", "content": "..."}',
+    "markdown": "give a Markdown chat log (User: / Assistant: turns) or any Markdown file",
+}
+
+
 @dataclass
 class ImportReport:
     imported: list[str] = field(default_factory=list)  # files written (transcripts, documents, daily memory)
@@ -685,6 +692,10 @@ class Memory:
                 report.unchanged.append(self.vault.relpath(target))
             else:
                 report.imported.append(self.vault.relpath(target))
+        if not report.imported and not report.unchanged:
+            # Nothing could be read: a failure, not an empty success.
+            reasons = "; ".join(f"{w}: {y}" for w, y in report.skipped[:3]) or "no conversation in it"
+            raise RefusedInput(f"nothing in {path} could be imported as {fmt} ({reasons})", IMPORT_HINTS.get(fmt, "check the file and --from"))
         sync_raw(self.index, self.scope)
         return report
 

@@ -291,7 +291,7 @@ def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, a
     "fmt",
     type=click.Choice(["jsonl", "chatgpt", "markdown", "claude-code", "openclaw", "cowagent"]),
     required=True,
-    help="jsonl, chatgpt (conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder.",
+    help="jsonl, chatgpt (the export .zip or its conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder.",
 )
 @_scope_options
 @_json_option
