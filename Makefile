@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/memdream demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -rs
 
 bench: $(STAMP)
 	$(BIN)/python bench/remember_latency.py
