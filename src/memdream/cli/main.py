@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from memdream import __version__
 from memdream.errors import MemdreamError
 from memdream.model.entry import LAYERS, TYPES, Entry
 
@@ -69,7 +70,7 @@ def _line(e: Entry) -> str:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="memdream")
+@click.version_option(version=__version__, prog_name="memdream")
 def cli() -> None:
     """memdream: long-term memory for AI agents, one Markdown line per memory.
 
