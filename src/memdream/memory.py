@@ -699,6 +699,32 @@ class Memory:
         sync_raw(self.index, self.scope)
         return report
 
+    def export(self, to: str | os.PathLike[str], scope: Scope | None = None):  # type: ignore[no-untyped-def]
+        """Copy the vault's truth (every Markdown file, the dream ledgers, memdream.toml; not
+        the derived index) to a new folder or a FILE.tar.gz; with `scope`, only that scope."""
+        from memdream.store.backup import export
+
+        return export(self.vault, self.writer, Path(to).expanduser(), scope)
+
+    def import_vault(self, path: str | os.PathLike[str]) -> ImportReport:
+        """Restore a copy that `export` wrote: each file the vault lacks is written; a file
+        already there with other content is kept and reported. The index follows."""
+        from memdream.config import CONFIG_TEMPLATE
+        from memdream.store.backup import restore
+
+        src = Path(path).expanduser()
+        if not src.exists():
+            raise RefusedInput(f"{src} does not exist", "check the path")
+        imported, unchanged, skipped = restore(self.vault, self.writer, src, pristine_config=CONFIG_TEMPLATE)
+        report = ImportReport(imported=imported, unchanged=unchanged, skipped=skipped)
+        if not imported and not unchanged:
+            raise RefusedInput(
+                f"nothing in {src} could be restored ({'; '.join(f'{w}: {y}' for w, y in skipped[:3])})",
+                "restore into a new, empty vault: memdream import --from vault COPY --vault NEW_FOLDER",
+            )
+        self.sync()
+        return report
+
     def import_folder(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
         """Import another memory system's folder (claude-code, openclaw, cowagent): list items
         become memories through the write path; daily logs join the daily memory; the rest is

@@ -290,9 +290,9 @@ def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, a
 @click.option(
     "--from",
     "fmt",
-    type=click.Choice(["jsonl", "chatgpt", "markdown", "claude-code", "openclaw", "cowagent"]),
+    type=click.Choice(["jsonl", "chatgpt", "markdown", "claude-code", "openclaw", "cowagent", "vault"]),
     required=True,
-    help="jsonl, chatgpt (the export .zip or its conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder.",
+    help="jsonl, chatgpt (the export .zip or its conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder. vault: a copy 'memdream export' wrote (a folder or .tar.gz), restored.",
 )
 @_scope_options
 @_json_option
@@ -306,11 +306,16 @@ def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str
     """
     with _open(vault, user, agent, create=True) as mem:
         folder = fmt in ("claude-code", "openclaw", "cowagent")
-        report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
+        if fmt == "vault":
+            report = mem.import_vault(path)
+        else:
+            report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
     if as_json:
         _emit(report.to_json())
         return
-    if folder:
+    if fmt == "vault":
+        click.echo(f"restored {len(report.imported)} file(s), {len(report.unchanged)} already there, {len(report.skipped)} kept as they were")
+    elif folder:
         click.echo(f"memories: {len(report.added)} added, {report.known} already known, {len(report.refused)} refused")
         click.echo(f"files: {len(report.imported)} imported, {len(report.unchanged)} already there, {len(report.skipped)} skipped")
     else:
@@ -319,6 +324,38 @@ def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str
         click.echo(f"  refused {where}: {why}")
     for where, why in report.skipped:
         click.echo(f"  skipped {where}: {why}")
+
+
+@cli.command("export")
+@click.option("--to", "to", required=True, metavar="DIR|FILE.tar.gz", help="A new (or empty) folder, or a .tar.gz file to write.")
+@click.option("--scope", "only", default=None, metavar="USER/AGENT", help="Only this scope (e.g. me/main); default: the whole vault.")
+@_scope_options
+@_json_option
+@_handle_errors
+def export_(to: str, only: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Copy the vault's files (Markdown, dream ledgers, memdream.toml) to DIR or FILE.tar.gz.
+
+    The index under .memdream/ is left out: it is derived ('memdream index rebuild').
+    Restore with 'memdream import --from vault DIR|FILE.tar.gz --vault NEW'. A plain backup
+    is also just a copy of the vault folder, or 'git init' in it (each dream is then a commit).
+    """
+    from memdream.errors import RefusedInput
+    from memdream.store.vault import Scope
+
+    scope = None
+    if only is not None:
+        u, sep, a = only.partition("/")
+        if not sep or not u or not a:
+            raise RefusedInput(f"--scope must be USER/AGENT, not {only!r}", "e.g. --scope me/main")
+        scope = Scope(u, a)
+    with _open(vault, user, agent) as mem:
+        if scope is not None and scope not in mem.vault.scopes():
+            raise RefusedInput(f"there is no scope {only} in {mem.vault.root}", "memdream status lists the scopes")
+        rep = mem.export(to, scope)
+    if as_json:
+        _emit(rep.to_json())
+    else:
+        click.echo(f"exported {len(rep.files)} file(s), {rep.bytes:,} bytes, to {rep.to} (the index is left out: it is derived)")
 
 
 @cli.command("now")
