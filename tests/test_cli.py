@@ -216,3 +216,17 @@ def test_list_shows_each_layer_header_once_and_the_archive_on_its_own(v: str) ->
     other = str(Path(v).parent / "other")
     assert run("init", "--vault", other).exit_code == 0
     assert "no memories in the archive layer" in run("list", "--layer", "archive", "--vault", other).output
+
+
+def test_shell_completion_as_documented(tmp_path: Path) -> None:
+    """README and docs/cli.md: eval "$(_MEMDREAM_COMPLETE=bash_source memdream)"."""
+    exe = str(Path(sys.executable).parent / "memdream")
+    env = {**os.environ, "_MEMDREAM_COMPLETE": "bash_source"}
+    src = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+    assert src.returncode == 0 and "_memdream_completion()" in src.stdout
+    for words, cword, want in (("memdream rec", "1", "plain,recall"), ("memdream list --layer ar", "3", "plain,archive")):
+        env = {**os.environ, "_MEMDREAM_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": cword}
+        out = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60).stdout.split()
+        assert want in out, out
+    for doc in ("README.md", "docs/cli.md"):
+        assert "_MEMDREAM_COMPLETE=bash_source memdream" in (Path(__file__).parent.parent / doc).read_text(encoding="utf-8")

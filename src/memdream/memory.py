@@ -175,6 +175,7 @@ class Memory:
 
     # -- plumbing
     def close(self) -> None:
+        """Close the index connection (the files need no closing)."""
         self.index.close()
 
     def __enter__(self) -> "Memory":
@@ -428,6 +429,7 @@ class Memory:
             return WriteOutcome("superseded", out.entry.evolve(supersedes=out.entry.supersedes or old.id), (*out.superseded, ended))
 
     def pin(self, entry_id: str, pinned: bool = True) -> Entry:
+        """Pin a memory: always in the resident snapshot (whatever its layer), never touched by dreams."""
         with self.writer.locked():
             self.sync()
             row = self._find(entry_id, current_only=True)
@@ -435,10 +437,12 @@ class Memory:
             return (upd.result or row.entry()).evolve(layer=row.layer)
 
     def unpin(self, entry_id: str) -> Entry:
+        """Undo `pin`: the memory is ranked and maintained like any other again."""
         return self.pin(entry_id, pinned=False)
 
     # -- reading
     def get(self, entry_id: str) -> Entry:
+        """The entry with this id (current or ended); `NotFound` if there is none."""
         self.sync()
         return self._find(entry_id).entry()
 
@@ -549,6 +553,7 @@ class Memory:
 
     @property
     def vectors(self) -> VectorStore | None:
+        """The stored embeddings of this vault (None without an embedder); built on first use."""
         if self._vectors is None and not isinstance(self.embedder, NoEmbedder):
             self._vectors = VectorStore(self.index, self.embedder)
         return self._vectors
@@ -662,6 +667,7 @@ class Memory:
 
     @property
     def active_recall(self) -> ActiveRecall:
+        """Transcript snippets before a reply: local search with a timeout and a circuit breaker."""
         if self._active is None:
             self._active = ActiveRecall(lambda q, n: self.search_raw(q, n), self.clock)
         return self._active
@@ -787,6 +793,7 @@ class Memory:
     # -- the knowledge vault (DESIGN section 8)
     @property
     def knowledge(self) -> Knowledge:
+        """NOW.md, the daily log, knowledge files, conflicts and INDEX.md of this scope."""
         if self._knowledge is None:
             self._knowledge = Knowledge(self.vault, self.scope, self.writer, self.clock, self.llm)
         return self._knowledge
@@ -949,6 +956,7 @@ class Memory:
         return flush(self, now.date(), [self.vault.relpath(target)])
 
     def stats(self) -> dict[str, int]:
+        """Counts of the scope's currently valid memories, by layer and type."""
         self.sync()
         counts = self.index.count(self.scope)
         out: dict[str, int] = {}
