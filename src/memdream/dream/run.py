@@ -136,11 +136,26 @@ def dream(
     afterwards (Ctrl-C, SIGTERM, a closed pipe, an exception in a later phase), everything
     still applied is in the ledger and `memdream undo` reverts it."""
     chosen = check_args(phases, days)
+    where = _Where()
     with _signals_stop_the_dream(enabled=not dry_run):
-        return _dream(mem, chosen, days, dry_run, force, progress)
+        try:
+            return _dream(mem, chosen, days, dry_run, force, progress, where)
+        except BaseException as exc:
+            if not dry_run and where.book is not None:
+                _interrupted(mem, where, exc)
+            raise
 
 
-def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bool, progress: Callable[[str], None] | None) -> DreamReport:
+@dataclass
+class _Where:
+    """How far a dream got, for the note an interruption leaves."""
+
+    phase: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+    book: "_Diary | None" = None
+
+
+def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bool, progress: Callable[[str], None] | None, where: _Where) -> DreamReport:
     now = mem.clock.now()
     report = DreamReport(f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}", now, dry_run)
     state = ledger.load_state(mem)
@@ -155,78 +170,74 @@ def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bo
     no_model_said = False
     record: dict[str, Any] = {"run": report.run, "at": now.isoformat(), "phases": {}, "changes": {}, "replayed": []}
     plans = planners()
-    phase = ""
-    try:
-        for phase in chosen:
-            if progress:
-                progress(phase)
-            mem.sync()
-            if phase in LLM_PHASES and mem.llm is None:
-                plan = Plan(phase, status=NO_MODEL)
-            elif phase == "light" and not force and state.get("light", {}).get("inputs") == light_inputs(mem):
-                plan = Plan(phase, status=UNCHANGED)
-            else:
-                try:
-                    last = str(state.get(phase, {}).get("rowid_hw" if phase == "light" else "inputs") or "")
-                    plan = plans[phase](mem, days, "" if force and phase != "light" else last)
-                except LLMError as exc:
-                    plan = Plan(phase, status=f"Skipped: the model did not answer usefully ({exc.message}). Nothing was changed.")
-            message = plan.status[len("Skipped: "):] if plan.status.startswith("Skipped: ") else plan.status
-            pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens)
-            pr.rejected = [{"what": r.what, "why": r.why} for r in plan.rejected]
-            applied: Applied | None = None
-            recorded: list[bool] = []
-            if not plan.status:
-                if dry_run:
-                    pr.status, pr.changes = "dry run", len(plan.ops)
-                elif plan.ops:
-                    if progress:
-                        progress(f"{phase}: applying {len(plan.ops)} change" + ("" if len(plan.ops) == 1 else "s"))
+    where.record, where.book = record, book
+    for phase in chosen:
+        where.phase = phase
+        if progress:
+            progress(phase)
+        mem.sync()
+        if phase in LLM_PHASES and mem.llm is None:
+            plan = Plan(phase, status=NO_MODEL)
+        elif phase == "light" and not force and state.get("light", {}).get("inputs") == light_inputs(mem):
+            plan = Plan(phase, status=UNCHANGED)
+        else:
+            try:
+                last = str(state.get(phase, {}).get("rowid_hw" if phase == "light" else "inputs") or "")
+                plan = plans[phase](mem, days, "" if force and phase != "light" else last)
+            except LLMError as exc:
+                plan = Plan(phase, status=f"Skipped: the model did not answer usefully ({exc.message}). Nothing was changed.")
+        message = plan.status[len("Skipped: "):] if plan.status.startswith("Skipped: ") else plan.status
+        pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens)
+        pr.rejected = [{"what": r.what, "why": r.why} for r in plan.rejected]
+        applied: Applied | None = None
+        recorded: list[bool] = []
+        if not plan.status:
+            if dry_run:
+                pr.status, pr.changes = "dry run", len(plan.ops)
+            elif plan.ops:
+                if progress:
+                    progress(f"{phase}: applying {len(plan.ops)} change" + ("" if len(plan.ops) == 1 else "s"))
 
-                    def write_ledger(done: Applied, phase: str = phase, plan: Plan = plan, recorded: list[bool] = recorded) -> None:
-                        # Inside the phase's transaction: the files stay changed only if this is on disk.
-                        ledger.merge_changes(record["changes"], done.delta)
-                        record["phases"][phase] = "applied"
-                        record["replayed"] += plan.replayed
-                        ledger.put(mem, record)
-                        recorded.append(True)
+                def write_ledger(done: Applied, phase: str = phase, plan: Plan = plan, recorded: list[bool] = recorded) -> None:
+                    # Inside the phase's transaction: the files stay changed only if this is on disk.
+                    ledger.merge_changes(record["changes"], done.delta)
+                    record["phases"][phase] = "applied"
+                    record["replayed"] += plan.replayed
+                    ledger.put(mem, record)
+                    recorded.append(True)
 
-                    applied = apply_plan(mem, plan, mem.config.dream.resident_budget, mem.config.dream.canaries, record=write_ledger)
-                    pr.failed = applied.failed
-                    pr.rejected += [{"what": r.what, "why": r.why} for r in applied.skipped]
-                    if applied.failed:
-                        pr.status = "rolled back"
-                    else:
-                        pr.status, pr.changes = "applied", len(applied.done)
-                if not dry_run:
-                    last_state = state.get(phase, {})
-                    state[phase] = {"at": now.isoformat(), "inputs": light_inputs(mem) if phase == "light" else plan.inputs}
-                    if phase == "light" and (applied is None or not applied.failed):
-                        state[phase]["rowid_hw"] = high_water(mem)
-                    if plan.declined:
-                        state[phase]["declined"] = (list(last_state.get("declined", [])) + plan.declined)[-DECLINED_KEPT:]
-                    elif "declined" in last_state:
-                        state[phase]["declined"] = last_state["declined"]
-                    if plan.replayed and not recorded and (applied is None or not applied.failed):
-                        record["replayed"] += plan.replayed
-            record["phases"][phase] = pr.status
-            n = f"{pr.changes} change" + ("" if pr.changes == 1 else "s")
-            pr.message = pr.message or {"applied": n, "nothing to do": "nothing to change", "rolled back": "a safety check failed; nothing was applied", "dry run": f"{n} planned"}.get(pr.status, "")
-            report.phases.append(pr)
-            if plan.status == NO_MODEL:
-                if no_model_said:
-                    continue  # one status line for all the model phases
-                no_model_said = True
-                plan = Plan("model phases", status=NO_MODEL)
-            if pr.status != "nothing to do" or plan.rejected or plan.notes:
-                text = diary.section(plan, applied, mem.clock.now(), dry_run)
-                sections.append(text)
-                if not dry_run:
-                    book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected))
-    except BaseException as exc:
-        if not dry_run:
-            _interrupted(mem, book, record, phase, exc)
-        raise
+                applied = apply_plan(mem, plan, mem.config.dream.resident_budget, mem.config.dream.canaries, record=write_ledger)
+                pr.failed = applied.failed
+                pr.rejected += [{"what": r.what, "why": r.why} for r in applied.skipped]
+                if applied.failed:
+                    pr.status = "rolled back"
+                else:
+                    pr.status, pr.changes = "applied", len(applied.done)
+            if not dry_run:
+                last_state = state.get(phase, {})
+                state[phase] = {"at": now.isoformat(), "inputs": light_inputs(mem) if phase == "light" else plan.inputs}
+                if phase == "light" and (applied is None or not applied.failed):
+                    state[phase]["rowid_hw"] = high_water(mem)
+                if plan.declined:
+                    state[phase]["declined"] = (list(last_state.get("declined", [])) + plan.declined)[-DECLINED_KEPT:]
+                elif "declined" in last_state:
+                    state[phase]["declined"] = last_state["declined"]
+                if plan.replayed and not recorded and (applied is None or not applied.failed):
+                    record["replayed"] += plan.replayed
+        record["phases"][phase] = pr.status
+        n = f"{pr.changes} change" + ("" if pr.changes == 1 else "s")
+        pr.message = pr.message or {"applied": n, "nothing to do": "nothing to change", "rolled back": "a safety check failed; nothing was applied", "dry run": f"{n} planned"}.get(pr.status, "")
+        report.phases.append(pr)
+        if plan.status == NO_MODEL:
+            if no_model_said:
+                continue  # one status line for all the model phases
+            no_model_said = True
+            plan = Plan("model phases", status=NO_MODEL)
+        if pr.status != "nothing to do" or plan.rejected or plan.notes:
+            text = diary.section(plan, applied, mem.clock.now(), dry_run)
+            sections.append(text)
+            if not dry_run:
+                book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected))
     if dry_run:
         report.diary = "\n".join(s.rstrip("\n") + "\n" for s in sections)
         planned = [p for p in report.phases if p.status == "dry run"]
@@ -299,8 +310,11 @@ def _signals_stop_the_dream(enabled: bool) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _interrupted(mem: "Memory", book: _Diary, record: dict[str, Any], phase: str, exc: BaseException) -> None:
+def _interrupted(mem: "Memory", where: _Where, exc: BaseException) -> None:
     """Say in the ledger and the diary that the dream stopped, and what undo reverts."""
+    book, record, phase = where.book, where.record, where.phase
+    if book is None:
+        return
     if isinstance(exc, Stopped):
         why = f"stopped by signal {signal.Signals(exc.signum).name}"
     elif isinstance(exc, KeyboardInterrupt):
