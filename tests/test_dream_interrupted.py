@@ -40,6 +40,13 @@ def diary_text(root: Path) -> str:
     return "".join(p.read_text(encoding="utf-8") for p in sorted(root.rglob("dreams/*.md")))
 
 
+def finished(root: Path) -> bool:
+    """Whether the last dream recorded in the ledger ran every phase."""
+    recs = [json.loads(ln) for p in root.rglob("dreams/ledger.jsonl") for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    runs = [r for r in recs if "run" in r]
+    return bool(runs) and "interrupted" not in runs[-1] and set(runs[-1].get("phases", {})) == {"light", "deep", "distill", "replay", "profile"}
+
+
 def prepare(root: Path) -> None:
     """Memories old enough for the deep phase, with work for the light phase in the middle of a file."""
     clock = FrozenClock(datetime.now().astimezone() - timedelta(days=10))
@@ -179,7 +186,9 @@ def test_a_dream_stopped_at_any_point_can_be_undone_exactly(tmp_path: Path, temp
     if changed:
         assert undo.returncode == 0, f"{name}: {undo.stdout}{undo.stderr}"
         diary = diary_text(root)
-        assert "— interrupted" in diary and "memdream undo" in diary, diary
+        # Stopped mid-dream, the diary says so; under load the signal may land only once the
+        # dream is complete (its ledger line lists every phase), and then undo is all it takes.
+        assert ("— interrupted" in diary and "memdream undo" in diary) or finished(root), diary
     else:
         assert undo.returncode in (0, 1), undo.stderr  # 1: "there is no dream to undo"
     after = vault_files(root)
