@@ -110,3 +110,31 @@ def test_every_line_not_run_names_its_reason_and_make_installs_web_and_mcp() -> 
     installed = re.search(r"pip install -q -e '\.\[([\w,-]+)\]'", makefile)
     assert installed and {"web", "mcp"} <= set(installed.group(1).split(","))  # "make demo already installs web and mcp"
     assert {"all", "web", "mcp", "embed", "remote"} <= extras()
+
+
+def test_the_wheel_route_installs_and_runs(tmp_path: Path) -> None:
+    """README: `.venv/bin/pip wheel --no-deps -w dist .`, then `pip install 'dist/memdream-VERSION-py3-none-any.whl[web]'`
+    elsewhere (a fresh virtualenv here; the dependencies come from the package index)."""
+    import memdream
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip wheel --no-deps -w dist ." in text and f"dist/memdream-{memdream.__version__}-py3-none-any.whl[all]" in text
+    dist = tmp_path / "dist"
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+    wheel = dist / f"memdream-{memdream.__version__}-py3-none-any.whl"
+    assert wheel.is_file(), list(dist.iterdir())
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{wheel}[web]"], capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stderr
+    env = fresh_env(tmp_path / "home")
+    (tmp_path / "home").mkdir()
+    exe = str(venv / "bin" / "memdream")
+    assert subprocess.run([exe, "--version"], capture_output=True, text=True, env=env).stdout.strip() == f"memdream, version {memdream.__version__}"
+    for args in (["init"], ["remember", "我在西湖区"]):
+        assert subprocess.run([exe, *args], capture_output=True, text=True, env=env, timeout=120).returncode == 0
+    found = subprocess.run([exe, "recall", "西湖"], capture_output=True, text=True, env=env, timeout=120)
+    assert "我在西湖区" in found.stdout, found.stdout + found.stderr
+    web = subprocess.run([str(venv / "bin" / "python"), "-c", "import memdream.web.app, memdream, pathlib; print(pathlib.Path(memdream.__file__).with_name('py.typed').is_file())"], capture_output=True, text=True, env=env)
+    assert web.returncode == 0 and web.stdout.strip() == "True", web.stderr  # the web extra came along, and py.typed
