@@ -1,4 +1,5 @@
-# The quick start is `make demo` and `make test`; both create .venv when it is missing.
+# The quick start is `make demo` and `make test`; both create .venv when it is missing, with the
+# web and mcp extras (so `memdream web` and `memdream serve` work from .venv/bin).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,14 +13,14 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,web,mcp]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/memdream demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -rs
 
 bench: $(STAMP)
 	$(BIN)/python bench/remember_latency.py

@@ -30,6 +30,8 @@ def render() -> str:
         "# memdream command reference\n",
         "Generated from each command's `--help` by `scripts/gen_cli_docs.py`; a test keeps it in step with the code.\n",
         "Exit codes: 0 ok; 1 refused input, not found, or problems found (`doctor`); 2 usage error.\n",
+        "Shell completion: `eval \"$(_MEMDREAM_COMPLETE=bash_source memdream)\"` in ~/.bashrc "
+        "(`zsh_source` in ~/.zshrc; `_MEMDREAM_COMPLETE=fish_source memdream > ~/.config/fish/completions/memdream.fish`).\n",
     ]
     for path, _cmd in _commands(cli):
         name = " ".join(path)

@@ -137,3 +137,24 @@ def test_cli_chat_with_piped_input_and_without_a_model(tmp_path: Path, server) -
     res = runner.invoke(cli, ["chat", "--vault", v, "--no-scheduler"], input="以后都用中文回我\n/recall 中文\n/exit\n", env=env)
     assert res.exit_code == 0, res.output
     assert "[memory] remembered" in res.output and "assistant> 好的" in res.output and "以后都用中文回我" in res.output
+
+
+def test_the_message_just_typed_is_not_sent_back_as_a_past_conversation(tmp_path: Path, clock, server) -> None:
+    mem = open_mem(tmp_path / "v", clock, server)
+    past = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    server.reply("记下了。")
+    past.send("上次体检说我对花生过敏，peanut allergy")
+    clock.advance(hours=2)
+    chat = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    server.reply("最好不要。")
+    chat.send("周末想吃花生酱面包，peanut butter 可以吗")
+    system = server.requests[-1]["messages"][0]["content"]
+    snippets = system.split("## From past conversations", 1)[1] if "## From past conversations" in system else ""
+    assert "我对花生过敏" in snippets, system  # the earlier session is a past conversation ...
+    assert "花生酱面包" not in snippets, system  # ... the message being answered is not
+    server.reply("那就换一种。")
+    chat.send("那花生牛奶呢，peanut milk")
+    system = server.requests[-1]["messages"][0]["content"]
+    snippets = system.split("## From past conversations", 1)[1]
+    assert "花生牛奶" not in snippets and "花生酱面包" not in snippets, system  # this session's turns are in the context already
+    assert "我对花生过敏" in snippets

@@ -193,3 +193,40 @@ def test_import_search_raw_and_index_embed(v: str, tmp_path: Path) -> None:
     assert r.exit_code == 0 and "no embedder configured" in r.output
     bad = run("import", str(chat), "--from", "nonsense", "--vault", v)
     assert bad.exit_code == 2
+
+
+def test_list_shows_each_layer_header_once_and_the_archive_on_its_own(v: str) -> None:
+    """Interleaved creation (recall, resident, recall, resident) printed the headers four times;
+    `list --layer archive` without --all said "no memories yet" beside archived entries."""
+    for t in ("我在余杭区", "以后都用中文回我", "周五下午有组会", "Never send me messages on weekends"):
+        assert run("remember", t, "--vault", v).exit_code == 0
+    assert run("remember", "我在西湖区", "--vault", v).exit_code == 0  # supersedes 我在余杭区
+    gone = json.loads(run("remember", "The staging database lives on host db-2", "--json", "--vault", v).output)["entry"]["id"]
+    assert run("forget", gone, "--vault", v).exit_code == 0
+    out = run("list", "--vault", v).output
+    headers = [ln for ln in out.splitlines() if ln.startswith("# ")]
+    assert headers == ["# resident", "# recall"], out
+    assert out.index("以后都用中文回我") < out.index("Never send me") < out.index("# recall") < out.index("周五下午有组会")
+    assert run("dream", "--phase", "light", "--vault", v).exit_code == 0  # the superseded line moves to the archive
+    archive = run("list", "--layer", "archive", "--vault", v)
+    assert archive.exit_code == 0 and "我在余杭区" in archive.output and "The staging database" in archive.output, archive.output
+    assert "no memories yet" not in archive.output
+    every = run("list", "--all", "--vault", v).output
+    assert [ln for ln in every.splitlines() if ln.startswith("# ")] == ["# resident", "# recall", "# archive"], every
+    other = str(Path(v).parent / "other")
+    assert run("init", "--vault", other).exit_code == 0
+    assert "no memories in the archive layer" in run("list", "--layer", "archive", "--vault", other).output
+
+
+def test_shell_completion_as_documented(tmp_path: Path) -> None:
+    """README and docs/cli.md: eval "$(_MEMDREAM_COMPLETE=bash_source memdream)"."""
+    exe = str(Path(sys.executable).parent / "memdream")
+    env = {**os.environ, "_MEMDREAM_COMPLETE": "bash_source"}
+    src = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+    assert src.returncode == 0 and "_memdream_completion()" in src.stdout
+    for words, cword, want in (("memdream rec", "1", "plain,recall"), ("memdream list --layer ar", "3", "plain,archive")):
+        env = {**os.environ, "_MEMDREAM_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": cword}
+        out = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60).stdout.split()
+        assert want in out, out
+    for doc in ("README.md", "docs/cli.md"):
+        assert "_MEMDREAM_COMPLETE=bash_source memdream" in (Path(__file__).parent.parent / doc).read_text(encoding="utf-8")

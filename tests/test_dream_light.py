@@ -212,3 +212,45 @@ def test_an_ended_resident_line_does_not_make_room_for_a_promotion(vault: Path, 
     assert report.phases[0].status == "applied", report.phases[0].failed
     assert len(mem.list("resident")) == 3  # Liverpool + 2 promotions
     mem.close()
+
+
+def test_a_dry_run_plans_what_the_real_run_applies(mem, clock) -> None:
+    """The newcomer's case: recall counts still in the journal (a real dream folds them first)
+    made a dry run plan 1 change where the real run applied 2."""
+    mem.remember("我在余杭区", subject="所在地")
+    mem.remember("我在西湖区", subject="所在地")
+    meeting = mem.remember("周五下午有组会，在 3 号会议室")
+    for _ in range(3):
+        assert mem.recall("组会")  # three recalls: the journal holds them, the file still says hc=0
+    assert mem.get(meeting.id).hits == 0
+    files = {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")}
+    dry = mem.dream(["light"], dry_run=True)
+    assert {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")} == files  # a dry run writes nothing
+    real = mem.dream(["light"])
+    assert (dry.phases[0].status, real.phases[0].status) == ("dry run", "applied")
+    assert dry.phases[0].changes == real.phases[0].changes == 2
+    assert mem.get(meeting.id).layer == "resident"  # promoted: recalled three times
+    assert f"promoted `{meeting.id}`" in dry.diary
+
+
+def test_a_dry_run_of_several_phases_says_why_a_later_phase_may_differ(tmp_path, clock) -> None:
+    from memdream.llm.fake import FakeLLMServer
+    from memdream.llm.client import OpenAICompatLLM
+
+    with FakeLLMServer() as srv:
+        srv.default = lambda req: '{"operations": []}'
+        m = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock, llm=OpenAICompatLLM(srv.base_url, "fake", retries=1))
+        m.vault.init()
+        try:
+            m.remember("我在余杭区", subject="所在地")
+            m.remember("I moved to Hangzhou's Xihu district", subject="所在地")
+            for t in ("Lin drinks coffee every morning", "Lin takes coffee with oat milk"):
+                m.remember(t, type="fact")
+            clock.advance(days=5)
+            dry = m.dream(["light", "deep"], dry_run=True)
+            assert [p.status for p in dry.phases] == ["dry run", "dry run"] and dry.phases[0].changes == 1
+            assert "A real run applies each phase before the next one plans" in dry.diary
+            alone = m.dream(["light"], dry_run=True)
+            assert "A real run applies each phase" not in alone.diary  # one phase: nothing to chain
+        finally:
+            m.close()

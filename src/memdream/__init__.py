@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml, --version and MCP read it
+
 from memdream.errors import (
     ConfigError,
     InvalidName,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from memdream.recall.snapshot import ContextBlock, Snippet
 
 __all__ = [
+    "__version__",
     "ConfigError",
     "ContextBlock",
     "Entry",

@@ -27,10 +27,15 @@ ENV_LLM_API_KEY = "MEMDREAM_LLM_API_KEY"
 ENV_EMBEDDER = "MEMDREAM_EMBEDDER"
 
 DEFAULT_VAULT = "~/.memdream"
+# The vault's file format (docs/format.md, "Format version and upgrades"). A vault without the
+# key is format 1. A newer memdream reads every older format (and upgrades it in place if a
+# format ever needs that); an older memdream refuses a newer format instead of misreading it.
+VAULT_FORMAT = 1
 MAX_TEXT_CHARS = 2000  # longer texts belong in the daily log or a knowledge file, not in one memory
 
 CONFIG_TEMPLATE = """\
 # memdream configuration. Every setting is optional; environment variables override it.
+format = 1                        # the vault's file format (docs/format.md); memdream sets it
 # timezone = "Asia/Shanghai"      # for daily logs and dates; default: the system's local zone
 
 [scope]
@@ -66,7 +71,7 @@ CONFIG_TEMPLATE = """\
 """
 
 _KNOWN: dict[str, set[str]] = {
-    "": {"timezone", "scope", "write", "embedder", "recall", "llm", "dream", "deep_dream_enabled"},
+    "": {"format", "timezone", "scope", "write", "embedder", "recall", "llm", "dream", "deep_dream_enabled"},
     "dream": {"deep_dream_enabled", "resident_budget", "canaries", "light_every_minutes", "nightly_at", "flush_at", "replay_every_days"},
     "llm": {"base_url", "model", "api_key_env", "timeout"},
     "recall": {"fusion"},
@@ -175,6 +180,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+def check_format(value: Any, where: Path) -> None:
+    """Refuse a vault written in a file format this memdream does not know (a newer one)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"format in {where} must be a whole number (the vault's file format), not {value!r}", f"set format = {VAULT_FORMAT} in {where}")
+    if value > VAULT_FORMAT:
+        raise ConfigError(
+            f"this vault uses file format {value}, written by a newer memdream; this one reads formats up to {VAULT_FORMAT}",
+            "upgrade memdream (in the clone: git pull, then make .venv/.installed); nothing was read or changed",
+        )
+
+
 def _first(*values: Any) -> Any:
     """The first value that was given at all (an empty string counts: it is then refused)."""
     return next(v for v in values if v is not None)
@@ -189,6 +205,7 @@ def load_config(
     env = os.environ if env is None else env
     root = Path(vault or env.get(ENV_VAULT) or DEFAULT_VAULT).expanduser()
     data = _read_toml(root / CONFIG_FILE)
+    check_format(data.get("format", 1), root / CONFIG_FILE)
     scope = data.get("scope", {})
     write = data.get("write", {})
     max_chars = write.get("max_chars", MAX_TEXT_CHARS)

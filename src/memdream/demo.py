@@ -175,7 +175,7 @@ def run_demo(keep: str | None = None) -> None:
 
             from memdream.mcp.server import build_server
         except ImportError:
-            click.echo("\n(the MCP act needs the 'mcp' extra: pip install 'memdream[mcp]')")
+            click.echo("\n(the MCP act needs the 'mcp' extra: .venv/bin/pip install -e '.[mcp]' in the memdream clone)")
         else:
             _title("An agent over MCP (memdream serve): the same memory, as tools")
 

@@ -85,6 +85,13 @@ EMBED_AT_RECALL = 256  # a recall embeds at most this many new entries first; `m
 Action = Literal["added", "duplicate", "superseded"]
 
 
+IMPORT_HINTS = {
+    "chatgpt": "give the ChatGPT export's .zip as downloaded (Settings > Data controls > Export data), or the conversations.json inside it",
+    "jsonl": 'give a file with one JSON object per line, e.g. {"role": "user", "content": "..."}',
+    "markdown": "give a Markdown chat log (User: / Assistant: turns) or any Markdown file",
+}
+
+
 @dataclass
 class ImportReport:
     imported: list[str] = field(default_factory=list)  # files written (transcripts, documents, daily memory)
@@ -169,6 +176,7 @@ class Memory:
 
     # -- plumbing
     def close(self) -> None:
+        """Close the index connection (the files need no closing)."""
         self.index.close()
 
     def __enter__(self) -> "Memory":
@@ -422,6 +430,7 @@ class Memory:
             return WriteOutcome("superseded", out.entry.evolve(supersedes=out.entry.supersedes or old.id), (*out.superseded, ended))
 
     def pin(self, entry_id: str, pinned: bool = True) -> Entry:
+        """Pin a memory: always in the resident snapshot (whatever its layer), never touched by dreams."""
         with self.writer.locked():
             self.sync()
             row = self._find(entry_id, current_only=True)
@@ -429,20 +438,25 @@ class Memory:
             return (upd.result or row.entry()).evolve(layer=row.layer)
 
     def unpin(self, entry_id: str) -> Entry:
+        """Undo `pin`: the memory is ranked and maintained like any other again."""
         return self.pin(entry_id, pinned=False)
 
     # -- reading
     def get(self, entry_id: str) -> Entry:
+        """The entry with this id (current or ended); `NotFound` if there is none."""
         self.sync()
         return self._find(entry_id).entry()
 
     def list(self, layer: str | None = None, include_ended: bool = False) -> list[Entry]:
-        """Entries by layer (default: resident and recall), oldest first; `include_ended` adds superseded ones."""
+        """Entries by layer (default: resident and recall), oldest first; `include_ended` adds superseded
+        ones (the archive layer, asked for by name, always lists its ended entries)."""
         self.sync()
         if layer is not None and layer not in LAYERS:
             raise RefusedInput(f"unknown layer {layer!r}", "use one of: " + ", ".join(LAYERS))
         layers = (layer,) if layer else ((RESIDENT, RECALL, ARCHIVE) if include_ended else (RESIDENT, RECALL))
-        return [r.entry() for r in self.index.entries(self.scope, layers, current_only=not include_ended)]
+        # The archive holds ended entries by nature: asking for it means asking for them.
+        current_only = not include_ended and layer != ARCHIVE
+        return [r.entry() for r in self.index.entries(self.scope, layers, current_only=current_only)]
 
     def history(self, subject_or_id: str) -> list[Entry]:
         """The supersede trail of a subject (or of the entry with that id), oldest first."""
@@ -540,6 +554,7 @@ class Memory:
 
     @property
     def vectors(self) -> VectorStore | None:
+        """The stored embeddings of this vault (None without an embedder); built on first use."""
         if self._vectors is None and not isinstance(self.embedder, NoEmbedder):
             self._vectors = VectorStore(self.index, self.embedder)
         return self._vectors
@@ -622,10 +637,12 @@ class Memory:
             return journal.flush(apply)
 
     def snapshot(self, budget: int = DEFAULT_BUDGET, refresh: bool = False) -> Snapshot:
-        """The resident layer, frozen at the first call for the life of this Memory (a session)."""
+        """The resident layer, plus pinned recall-layer facts ("pinned memories are always
+        resident"), frozen at the first call for the life of this Memory (a session)."""
         if self._snapshot is None or refresh or self._snapshot.budget != budget:
             self.sync()
             resident = [r.entry() for r in self.index.entries(self.scope, (RESIDENT,), current_only=True)]
+            resident += [r.entry() for r in self.index.pinned(self.scope, (RECALL,))]
             self._snapshot = build_snapshot(resident, budget, self.clock.now())
         return self._snapshot
 
@@ -649,6 +666,7 @@ class Memory:
 
     @property
     def active_recall(self) -> ActiveRecall:
+        """Transcript snippets before a reply: local search with a timeout and a circuit breaker."""
         if self._active is None:
             self._active = ActiveRecall(lambda q, n: self.search_raw(q, n), self.clock)
         return self._active
@@ -679,7 +697,37 @@ class Memory:
                 report.unchanged.append(self.vault.relpath(target))
             else:
                 report.imported.append(self.vault.relpath(target))
+        if not report.imported and not report.unchanged:
+            # Nothing could be read: a failure, not an empty success.
+            reasons = "; ".join(f"{w}: {y}" for w, y in report.skipped[:3]) or "no conversation in it"
+            raise RefusedInput(f"nothing in {path} could be imported as {fmt} ({reasons})", IMPORT_HINTS.get(fmt, "check the file and --from"))
         sync_raw(self.index, self.scope)
+        return report
+
+    def export(self, to: str | os.PathLike[str], scope: Scope | None = None):  # type: ignore[no-untyped-def]
+        """Copy the vault's truth (every Markdown file, the dream ledgers, memdream.toml; not
+        the derived index) to a new folder or a FILE.tar.gz; with `scope`, only that scope."""
+        from memdream.store.backup import export
+
+        return export(self.vault, self.writer, Path(to).expanduser(), scope)
+
+    def import_vault(self, path: str | os.PathLike[str]) -> ImportReport:
+        """Restore a copy that `export` wrote: each file the vault lacks is written; a file
+        already there with other content is kept and reported. The index follows."""
+        from memdream.config import CONFIG_TEMPLATE
+        from memdream.store.backup import restore
+
+        src = Path(path).expanduser()
+        if not src.exists():
+            raise RefusedInput(f"{src} does not exist", "check the path")
+        imported, unchanged, skipped = restore(self.vault, self.writer, src, pristine_config=CONFIG_TEMPLATE)
+        report = ImportReport(imported=imported, unchanged=unchanged, skipped=skipped)
+        if not imported and not unchanged:
+            raise RefusedInput(
+                f"nothing in {src} could be restored ({'; '.join(f'{w}: {y}' for w, y in skipped[:3])})",
+                "restore into a new, empty vault: memdream import --from vault COPY --vault NEW_FOLDER",
+            )
+        self.sync()
         return report
 
     def import_folder(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
@@ -744,6 +792,7 @@ class Memory:
     # -- the knowledge vault (DESIGN section 8)
     @property
     def knowledge(self) -> Knowledge:
+        """NOW.md, the daily log, knowledge files, conflicts and INDEX.md of this scope."""
         if self._knowledge is None:
             self._knowledge = Knowledge(self.vault, self.scope, self.writer, self.clock, self.llm)
         return self._knowledge
@@ -906,6 +955,7 @@ class Memory:
         return flush(self, now.date(), [self.vault.relpath(target)])
 
     def stats(self) -> dict[str, int]:
+        """Counts of the scope's currently valid memories, by layer and type."""
         self.sync()
         counts = self.index.count(self.scope)
         out: dict[str, int] = {}

@@ -114,8 +114,12 @@ class ChatSession:
             return Turn("", command=True)
         if text.startswith("/"):
             return self.command(text)
-        self._record("user", text)
         block = self.mem.context(text, budget=CONTEXT_BUDGET)
+        # "Past conversations" are past: not the message just typed, nor this segment's turns,
+        # which the model already has verbatim in its context.
+        mine = self.mem.vault.relpath(self._transcript_path())
+        block.snippets = [s for s in block.snippets if s.path != mine]
+        self._record("user", text)
         system = {"role": "system", "content": SYSTEM.format(context=block.render())}
         self.context.append({"role": "user", "content": text})
         actions: list[str] = []

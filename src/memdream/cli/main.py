@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from memdream import __version__
 from memdream.errors import MemdreamError
 from memdream.model.entry import LAYERS, TYPES, Entry
 
@@ -69,7 +70,7 @@ def _line(e: Entry) -> str:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="memdream")
+@click.version_option(version=__version__, prog_name="memdream")
 def cli() -> None:
     """memdream: long-term memory for AI agents, one Markdown line per memory.
 
@@ -194,9 +195,13 @@ def list_(layer: str | None, include_ended: bool, vault: str | None, user: str |
         _emit({"entries": [e.to_json() for e in entries]})
         return
     if not entries:
-        click.echo('no memories yet; add one with: memdream remember "..."')
+        if layer:
+            click.echo(f"no memories in the {layer} layer; 'memdream list --all' shows every layer")
+        else:
+            click.echo('no memories yet; add one with: memdream remember "..."')
     current = None
-    for e in entries:
+    order = {name: i for i, name in enumerate(LAYERS)}
+    for e in sorted(entries, key=lambda e: order.get(e.layer, len(order))):  # one header per layer, oldest first within it
         if e.layer != current:
             current = e.layer
             click.echo(f"# {current}")
@@ -285,9 +290,9 @@ def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, a
 @click.option(
     "--from",
     "fmt",
-    type=click.Choice(["jsonl", "chatgpt", "markdown", "claude-code", "openclaw", "cowagent"]),
+    type=click.Choice(["jsonl", "chatgpt", "markdown", "claude-code", "openclaw", "cowagent", "vault"]),
     required=True,
-    help="jsonl, chatgpt (conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder.",
+    help="jsonl, chatgpt (the export .zip or its conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder. vault: a copy 'memdream export' wrote (a folder or .tar.gz), restored.",
 )
 @_scope_options
 @_json_option
@@ -301,11 +306,16 @@ def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str
     """
     with _open(vault, user, agent, create=True) as mem:
         folder = fmt in ("claude-code", "openclaw", "cowagent")
-        report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
+        if fmt == "vault":
+            report = mem.import_vault(path)
+        else:
+            report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
     if as_json:
         _emit(report.to_json())
         return
-    if folder:
+    if fmt == "vault":
+        click.echo(f"restored {len(report.imported)} file(s), {len(report.unchanged)} already there, {len(report.skipped)} kept as they were")
+    elif folder:
         click.echo(f"memories: {len(report.added)} added, {report.known} already known, {len(report.refused)} refused")
         click.echo(f"files: {len(report.imported)} imported, {len(report.unchanged)} already there, {len(report.skipped)} skipped")
     else:
@@ -314,6 +324,38 @@ def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str
         click.echo(f"  refused {where}: {why}")
     for where, why in report.skipped:
         click.echo(f"  skipped {where}: {why}")
+
+
+@cli.command("export")
+@click.option("--to", "to", required=True, metavar="DIR|FILE.tar.gz", help="A new (or empty) folder, or a .tar.gz file to write.")
+@click.option("--scope", "only", default=None, metavar="USER/AGENT", help="Only this scope (e.g. me/main); default: the whole vault.")
+@_scope_options
+@_json_option
+@_handle_errors
+def export_(to: str, only: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+    """Copy the vault's files (Markdown, dream ledgers, memdream.toml) to DIR or FILE.tar.gz.
+
+    The index under .memdream/ is left out: it is derived ('memdream index rebuild').
+    Restore with 'memdream import --from vault DIR|FILE.tar.gz --vault NEW'. A plain backup
+    is also just a copy of the vault folder, or 'git init' in it (each dream is then a commit).
+    """
+    from memdream.errors import RefusedInput
+    from memdream.store.vault import Scope
+
+    scope = None
+    if only is not None:
+        u, sep, a = only.partition("/")
+        if not sep or not u or not a:
+            raise RefusedInput(f"--scope must be USER/AGENT, not {only!r}", "e.g. --scope me/main")
+        scope = Scope(u, a)
+    with _open(vault, user, agent) as mem:
+        if scope is not None and scope not in mem.vault.scopes():
+            raise RefusedInput(f"there is no scope {only} in {mem.vault.root}", "memdream status lists the scopes")
+        rep = mem.export(to, scope)
+    if as_json:
+        _emit(rep.to_json())
+    else:
+        click.echo(f"exported {len(rep.files)} file(s), {rep.bytes:,} bytes, to {rep.to} (the index is left out: it is derived)")
 
 
 @cli.command("now")
@@ -712,7 +754,7 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
     try:
         import mcp  # noqa: F401
     except ImportError as exc:
-        raise MemdreamError("the MCP server needs the official MCP SDK", "pip install 'memdream[mcp]'") from exc
+        raise MemdreamError("the MCP server needs the official MCP SDK (the 'mcp' extra)", "in the memdream clone: .venv/bin/pip install -e '.[mcp]' (make demo installs it too)") from exc
     from memdream.mcp.server import build_server, new_token, serve_http
 
     mem = _open(vault, user, agent, create=True)
@@ -796,7 +838,7 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         import starlette  # noqa: F401
         import uvicorn
     except ImportError as exc:
-        raise MemdreamError(f"the web console needs the 'web' extra ({exc.name} is missing)", "pip install 'memdream[web]'") from exc
+        raise MemdreamError(f"the web console needs the 'web' extra ({exc.name} is missing)", "in the memdream clone: .venv/bin/pip install -e '.[web]' (make demo installs it too)") from exc
     from memdream.web.app import create_app, new_token
 
     mem = _open(vault, user, agent, create=True)

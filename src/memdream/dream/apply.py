@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import signal
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -185,8 +187,15 @@ def _apply_remember(mem: "Memory", op: Remember, out: Applied) -> None:
     out.done.append((op, f"{op.reason} ({what[res.action]})"))
 
 
-def apply_plan(mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...] = ()) -> Applied:
-    """Apply `plan` as one transaction; roll it back if an invariant fails."""
+def apply_plan(
+    mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...] = (), record: Callable[[Applied], None] | None = None
+) -> Applied:
+    """Apply `plan` as one transaction; roll it back if an invariant fails.
+
+    `record` (the dream's ledger) is called with the result once the checks pass, still inside
+    the transaction: if anything interrupts the phase before the record is written (an
+    exception, Ctrl-C, a SIGTERM the dream turned into an exception), every file is put back,
+    so what stays applied is always in the ledger and `memdream undo` can revert it."""
     out = Applied()
     if not plan.ops:
         return out
@@ -210,22 +219,35 @@ def apply_plan(mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...]
                     _apply_remember(mem, op, out)
             if moves:
                 _apply_moves(mem, moves, out, now)
+            mem._tx = None
+            out.failed = check(mem, base, tx)
+            if out.failed:
+                _rollback(mem, tx)
+                out.done.clear()
+                out.new_ids.clear()
+                return out
+            out.delta = tx.delta(mem.vault.relpath)
+            if record is not None and out.delta:
+                record(out)
         except BaseException:
             mem._tx = None
             _rollback(mem, tx)
             raise
-        mem._tx = None
-        out.failed = check(mem, base, tx)
-        if out.failed:
-            _rollback(mem, tx)
-            out.done.clear()
-            out.new_ids.clear()
-            return out
-        out.delta = tx.delta(mem.vault.relpath)
     return out
 
 
+_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
 def _rollback(mem: "Memory", tx: Transaction) -> None:
-    for path, fc in reversed(list(tx.files.items())):
-        mem.writer.restore(path, fc.before)
-    mem.sync()
+    # A second Ctrl-C must not cut the rollback short: the signals wait until it is done.
+    masked = hasattr(signal, "pthread_sigmask")
+    if masked:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        for path, fc in reversed(list(tx.files.items())):
+            mem.writer.restore(path, fc.before)
+        mem.sync()
+    finally:
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)

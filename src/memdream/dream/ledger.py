@@ -1,9 +1,11 @@
 """Where dreams keep their records.
 
 - memory/dreams/ledger.jsonl (in the vault: it is the truth): one JSON line per applied
-  dream with every file's change by entry id (what `memdream undo` reverses), the
-  transcripts a replay or flush has read (so they are not read again), and one line per
-  undo.
+  dream with every file's change by entry id (what `memdream undo` reverses: the lines that
+  left, with where they stood, and the ids that came), the transcripts a replay or flush has
+  read (so they are not read again), and one line per undo. A dream rewrites its own line
+  after each phase that changed something, inside that phase's transaction, so an
+  interrupted dream is recorded up to its last applied phase.
 - .memdream/dream-<agent>__<user>.json (derived): when each phase last ran and the hash of
   its input, for the scheduler. Deleting it costs at most one redundant run.
 """
@@ -52,6 +54,44 @@ def append(mem: "Memory", record: dict[str, Any]) -> None:
         return old + ("" if not old or old.endswith("\n") else "\n") + line + "\n"
 
     mem.writer.write_text(ledger_path(mem), add)
+
+
+def put(mem: "Memory", record: dict[str, Any]) -> None:
+    """Write a dream's record, replacing the one with the same run id if there is one: a dream
+    writes its record after each phase that changed something (not only when it finishes), so
+    whatever it applied can be undone even if it is interrupted later."""
+    line = json.dumps(record, ensure_ascii=False, sort_keys=True)
+    run = record["run"]
+
+    def replace(old: str | None) -> str:
+        lines = (old or "").splitlines()
+        for i in range(len(lines) - 1, -1, -1):
+            try:
+                rec = json.loads(lines[i])
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("run") == run and "undo" not in rec:
+                lines[i] = line
+                return "\n".join(lines) + "\n"
+        return "".join(ln + "\n" for ln in lines) + line + "\n"
+
+    mem.writer.write_text(ledger_path(mem), replace)
+
+
+def merge_changes(into: dict[str, dict], delta: dict[str, dict]) -> None:
+    """Fold one phase's changes by file into a dream's: a line is removed once (as it stood
+    before the dream), and a line one phase added and another changed stays one addition."""
+    for rel, ch in delta.items():
+        mine = into.setdefault(rel, {"removed": {}, "added": []})
+        for eid, raw in ch["removed"].items():
+            if eid in mine["added"]:
+                continue
+            mine["removed"].setdefault(eid, raw)
+            if eid in ch.get("at", {}):
+                mine.setdefault("at", {}).setdefault(eid, ch["at"][eid])
+        mine["added"] += [i for i in ch["added"] if i not in mine["added"]]
+        if ch.get("created"):
+            mine["created"] = True
 
 
 def read_set(mem: "Memory", key: str) -> set[str]:

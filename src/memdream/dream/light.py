@@ -156,7 +156,13 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
     resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
     leaving = 0
     promotions: list[Move] = []
+    # Recall counts not yet folded into the files: a real dream folds them before planning, so
+    # none are left then; a dry run counts them in, to plan what the real run would apply.
+    pending = mem.hit_journal.peek()
     for eid, path, layer, type_, text, line, vf, vt, ca, la, hits, sal, _pin in rows:
+        bump = pending.get(eid) if eid else None
+        if bump is not None:
+            hits, la = hits + bump.count, max(la or 0.0, bump.last.timestamp())
         idle = (t_now - max(t for t in (ca, vf, la, 0.0) if t is not None)) / DAY
         maybe = (
             vt is not None
@@ -168,6 +174,8 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
         if not maybe or eid in healed:
             continue
         entry = parse_line(line, layer) if vt is not None or "pin=" in line else _from_columns(eid, type_, text, vf, ca, la, hits, sal, layer, now)
+        if bump is not None and entry.hits != hits:
+            entry = entry.evolve(hits=hits, last_recalled=datetime.fromtimestamp(la, now.tzinfo))
         d = decide(State(entry, layer, now, duplicate_of=dups[eid].id if eid in dups else ""))
         if d.action == ARCHIVE_IT:
             plan.ops.append(Move(entry, path, ARCHIVE, "archive", d.reason, rule=d.state))

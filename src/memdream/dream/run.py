@@ -5,7 +5,10 @@ diary; then one ledger record and, in a git vault, one commit. And `undo`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,6 +32,14 @@ DEFAULT_DAYS, MAX_DAYS = 3, 30  # `dream --days N`: the daily memories distillat
 NO_MODEL = (
     "Skipped: no model is configured, so the phases that ask a model (deep, distill, replay, profile) did not run. "
     "Set [llm] base_url and model in memdream.toml, or MEMDREAM_LLM_BASE_URL and MEMDREAM_LLM_MODEL."
+)
+
+# A dry run plans every phase on the memories as they are; a real run applies each phase
+# before planning the next one, so after a phase with changes the next may plan otherwise.
+CHAINED = (
+    "_This dry run planned each phase on the memories as they are now. A real run applies each phase "
+    "before the next one plans, so a phase after one with changes may plan differently "
+    "(run the phases one at a time with --phase to see each on the result of the last)._"
 )
 
 
@@ -118,8 +129,33 @@ def dream(
     progress: Callable[[str], None] | None = None,
 ) -> DreamReport:
     """Run the chosen phases (all by default). `force=False` (the scheduler) skips a phase
-    whose input is unchanged since its last run."""
+    whose input is unchanged since its last run.
+
+    The ledger record and the diary are written as the dream goes: each phase that changes
+    something records its changes inside its own transaction, so whatever stopped the dream
+    afterwards (Ctrl-C, SIGTERM, a closed pipe, an exception in a later phase), everything
+    still applied is in the ledger and `memdream undo` reverts it."""
     chosen = check_args(phases, days)
+    where = _Where()
+    with _signals_stop_the_dream(enabled=not dry_run):
+        try:
+            return _dream(mem, chosen, days, dry_run, force, progress, where)
+        except BaseException as exc:
+            if not dry_run and where.book is not None:
+                _interrupted(mem, where, exc)
+            raise
+
+
+@dataclass
+class _Where:
+    """How far a dream got, for the note an interruption leaves."""
+
+    phase: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+    book: "_Diary | None" = None
+
+
+def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bool, progress: Callable[[str], None] | None, where: _Where) -> DreamReport:
     now = mem.clock.now()
     report = DreamReport(f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}", now, dry_run)
     state = ledger.load_state(mem)
@@ -130,10 +166,13 @@ def dream(
         mem.adopt()  # hand-written lines get their id first: a dream moves and marks lines by id
         mem.flush_hits()  # the lifecycle reads recall counts from the files
     sections: list[str] = []
+    book = _Diary(mem, now)
     no_model_said = False
     record: dict[str, Any] = {"run": report.run, "at": now.isoformat(), "phases": {}, "changes": {}, "replayed": []}
     plans = planners()
+    where.record, where.book = record, book
     for phase in chosen:
+        where.phase = phase
         if progress:
             progress(phase)
         mem.sync()
@@ -151,24 +190,29 @@ def dream(
         pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens)
         pr.rejected = [{"what": r.what, "why": r.why} for r in plan.rejected]
         applied: Applied | None = None
+        recorded: list[bool] = []
         if not plan.status:
             if dry_run:
                 pr.status, pr.changes = "dry run", len(plan.ops)
             elif plan.ops:
-                applied = apply_plan(mem, plan, mem.config.dream.resident_budget, mem.config.dream.canaries)
+                if progress:
+                    progress(f"{phase}: applying {len(plan.ops)} change" + ("" if len(plan.ops) == 1 else "s"))
+
+                def write_ledger(done: Applied, phase: str = phase, plan: Plan = plan, recorded: list[bool] = recorded) -> None:
+                    # Inside the phase's transaction: the files stay changed only if this is on disk.
+                    ledger.merge_changes(record["changes"], done.delta)
+                    record["phases"][phase] = "applied"
+                    record["replayed"] += plan.replayed
+                    ledger.put(mem, record)
+                    recorded.append(True)
+
+                applied = apply_plan(mem, plan, mem.config.dream.resident_budget, mem.config.dream.canaries, record=write_ledger)
                 pr.failed = applied.failed
                 pr.rejected += [{"what": r.what, "why": r.why} for r in applied.skipped]
                 if applied.failed:
                     pr.status = "rolled back"
                 else:
                     pr.status, pr.changes = "applied", len(applied.done)
-                    for rel, ch in applied.delta.items():
-                        mine = record["changes"].setdefault(rel, {"removed": {}, "added": []})
-                        for eid, raw in ch["removed"].items():
-                            if eid in mine["added"]:
-                                continue
-                            mine["removed"].setdefault(eid, raw)
-                        mine["added"] += [i for i in ch["added"] if i not in mine["added"]]
             if not dry_run:
                 last_state = state.get(phase, {})
                 state[phase] = {"at": now.isoformat(), "inputs": light_inputs(mem) if phase == "light" else plan.inputs}
@@ -178,7 +222,7 @@ def dream(
                     state[phase]["declined"] = (list(last_state.get("declined", [])) + plan.declined)[-DECLINED_KEPT:]
                 elif "declined" in last_state:
                     state[phase]["declined"] = last_state["declined"]
-                if plan.replayed and (applied is None or not applied.failed):
+                if plan.replayed and not recorded and (applied is None or not applied.failed):
                     record["replayed"] += plan.replayed
         record["phases"][phase] = pr.status
         n = f"{pr.changes} change" + ("" if pr.changes == 1 else "s")
@@ -190,20 +234,105 @@ def dream(
             no_model_said = True
             plan = Plan("model phases", status=NO_MODEL)
         if pr.status != "nothing to do" or plan.rejected or plan.notes:
-            sections.append(diary.section(plan, applied, mem.clock.now(), dry_run))
-    text = "\n".join(s.rstrip("\n") + "\n" for s in sections)
+            text = diary.section(plan, applied, mem.clock.now(), dry_run)
+            sections.append(text)
+            if not dry_run:
+                book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected))
     if dry_run:
-        report.diary = text
+        report.diary = "\n".join(s.rstrip("\n") + "\n" for s in sections)
+        planned = [p for p in report.phases if p.status == "dry run"]
+        if len(planned) > 1 and any(p.changes for p in planned[:-1]):
+            report.diary += "\n" + CHAINED + "\n"
         return report
     ledger.save_state(mem, state)
     if report.changes or any(p.status in ("rolled back",) or p.rejected for p in report.phases):
-        path = mem.vault.memory_dir(mem.scope) / "dreams" / f"{now:%Y-%m-%d}.md"
-        mem.writer.write_text(path, lambda old: (old if old else diary.header(f"{now:%Y-%m-%d}")) + ("\n" if old and not old.endswith("\n\n") else "") + text)
-        report.diary = mem.vault.relpath(path)
-        ledger.append(mem, record)
+        report.diary = mem.vault.relpath(book.path)
+        ledger.put(mem, record)
         if git:
             report.commit = gitvault.commit_all(mem.vault.root, _commit_message(report))
     return report
+
+
+class _Diary:
+    """The day's diary, written as the dream goes: sections wait until a phase has something
+    worth recording (a change, a rollback, a rejection), then go to the file at once."""
+
+    def __init__(self, mem: "Memory", now: datetime) -> None:
+        self.mem = mem
+        self.path = mem.vault.memory_dir(mem.scope) / "dreams" / f"{now:%Y-%m-%d}.md"
+        self.day = f"{now:%Y-%m-%d}"
+        self.pending: list[str] = []
+        self.started = False
+
+    def add(self, section: str, worth: bool) -> None:
+        self.pending.append(section)
+        if worth or self.started:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        text = "\n".join(s.rstrip("\n") + "\n" for s in self.pending)
+        day = self.day
+        self.mem.writer.write_text(self.path, lambda old: (old if old else diary.header(day)) + ("\n" if old and not old.endswith("\n\n") else "") + text)
+        self.pending = []
+        self.started = True
+
+
+class Stopped(SystemExit):
+    """SIGTERM or SIGHUP during a dream: raised like Ctrl-C's KeyboardInterrupt, so the phase
+    in progress is rolled back and the ledger stays true; the exit status is 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+@contextmanager
+def _signals_stop_the_dream(enabled: bool) -> Iterator[None]:
+    """While a dream runs, SIGTERM and SIGHUP (whose default is to end the process between
+    two writes) raise `Stopped` instead. Only in the main thread, and only where nobody else
+    (a web server, the daemon's caller) handles them already."""
+    old: dict[int, Any] = {}
+    if enabled and threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                old[sig] = signal.signal(sig, _raise_stopped)
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _interrupted(mem: "Memory", where: _Where, exc: BaseException) -> None:
+    """Say in the ledger and the diary that the dream stopped, and what undo reverts."""
+    book, record, phase = where.book, where.record, where.phase
+    if book is None:
+        return
+    if isinstance(exc, Stopped):
+        why = f"stopped by signal {signal.Signals(exc.signum).name}"
+    elif isinstance(exc, KeyboardInterrupt):
+        why = "interrupted (Ctrl-C)"
+    elif isinstance(exc, BrokenPipeError):
+        why = "its output pipe was closed"
+    else:
+        why = f"{type(exc).__name__}: {exc}"
+    try:
+        if record["changes"]:
+            record["interrupted"] = f"{phase}: {why}"
+            ledger.put(mem, record)
+            what = "What was applied before it stopped stays applied and is in the ledger: `memdream undo` reverts it."
+        else:
+            what = "Nothing had been changed."
+        book.add(f"## {mem.clock.now():%H:%M} — interrupted\n\nThe dream stopped during the {phase} phase ({why}). {what}\n", worth=bool(record["changes"]))
+    except Exception:  # noqa: BLE001 - the error that stopped the dream is the one to report
+        pass
 
 
 def _commit_message(report: DreamReport) -> str:
@@ -228,6 +357,15 @@ def undo(mem: "Memory") -> dict[str, Any]:
         _reverse(mem, rec["changes"])
     mem.sync()
     ledger.append(mem, {"undo": rec["run"], "at": mem.clock.now().isoformat(), "how": how})
+    now = mem.clock.now()
+    book = _Diary(mem, now)
+    files = sorted(rec["changes"])
+    book.add(
+        f"## {now:%H:%M} — undo\n\nDream {rec['run']} was undone ({how}): "
+        + ("every line it moved or marked is back where it stood, and what it added is gone" if how == "ledger" else "its commit was reverted")
+        + f", in {len(files)} file{'' if len(files) == 1 else 's'}.\n",
+        worth=True,
+    )
     if gitvault.is_git_vault(root):
         gitvault.commit_all(root, f"memdream: ledger after undoing dream {rec['run']}")
     return {"undone": rec["run"], "how": how, "files": sorted(rec["changes"])}
@@ -250,8 +388,11 @@ def _reverse(mem: "Memory", changes: dict[str, dict]) -> None:
             if not mem.vault.is_inside(path.parent if path.parent.exists() else mem.vault.root):
                 raise VaultError(f"the ledger names {rel}, outside the vault", "the ledger was edited by hand; undo with git instead")
 
-            def put_back(doc: Document, removed: dict[str, str] = ch["removed"]) -> None:
-                for eid, raw in removed.items():
+            def put_back(doc: Document, removed: dict[str, str] = ch["removed"], at: dict[str, list] = ch.get("at", {})) -> None:
+                # In the order the lines stood, each back where it was: after the entry line
+                # that was above it, else at its old line number (older ledgers: at the end).
+                for eid in sorted(removed, key=lambda e: at[e][0] if e in at else 1 << 30):
+                    raw = removed[eid]
                     old = parse_document(raw + "\n").lines[0]
                     i = doc.find(eid)
                     if i >= 0:
@@ -260,8 +401,13 @@ def _reverse(mem: "Memory", changes: dict[str, dict]) -> None:
                             doc.set_entry(i, old.entry.evolve(hits=cur.hits, last_recalled=cur.last_recalled))
                         else:
                             doc.lines[i] = old
-                    else:
-                        doc.lines.append(Line(raw))
+                        continue
+                    where = len(doc.lines)
+                    if eid in at:
+                        line_no, above = at[eid][0], at[eid][1]
+                        j = doc.find(above) if above else -1
+                        where = j + 1 if j >= 0 else min(int(line_no), len(doc.lines))
+                    doc.lines.insert(where, Line(raw))
 
             mem._update(path, put_back)
         for rel, ch in changes.items():
@@ -275,4 +421,6 @@ def _reverse(mem: "Memory", changes: dict[str, dict]) -> None:
                     if i >= 0:
                         doc.remove(i)
 
-            mem._update(mem.vault.root / rel, take_out)
+            upd = mem._update(mem.vault.root / rel, take_out)
+            if ch.get("created") and not any(ln.is_entry for ln in upd.document.lines):
+                mem.writer.restore(mem.vault.root / rel, None)  # the dream made this file: no empty husk stays

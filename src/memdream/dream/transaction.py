@@ -59,5 +59,32 @@ class Transaction:
         return any(fc.removed or fc.added for fc in self.files.values())
 
     def delta(self, rel) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-        """The changes by file (paths relative to the vault), for the ledger and undo."""
-        return {rel(p): fc.to_json() for p, fc in self.files.items() if fc.removed or fc.added}
+        """The changes by file (paths relative to the vault), for the ledger and undo: also
+        where each removed line stood (its line number and the id of the entry line above it,
+        so undo puts it back in place) and whether the phase created the file."""
+        out = {}
+        for p, fc in self.files.items():
+            if not (fc.removed or fc.added):
+                continue
+            ch = fc.to_json()
+            if fc.removed and fc.before is not None:
+                ch["at"] = _positions(fc.before.decode("utf-8", "replace"), set(fc.removed))
+            if fc.before is None:
+                ch["created"] = True
+            out[rel(p)] = ch
+        return out
+
+
+def _positions(text: str, ids: set[str]) -> dict[str, list]:
+    """id -> [line number, id of the entry line just above or ""] in `text`."""
+    out: dict[str, list] = {}
+    above = ""
+    for n, raw in enumerate(text.split("\n")):
+        eid = quick_id(raw)
+        if eid in ids and eid not in out:
+            out[eid] = [n, above]
+        if eid:
+            above = eid
+        elif raw.strip():
+            above = ""  # a heading or paragraph in between: the line number places it
+    return out

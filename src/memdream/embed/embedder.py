@@ -81,7 +81,7 @@ class EmbedderSpec:
 
     def install_hint(self) -> str:
         reqs = " ".join(f"'{r}'" if any(c in r for c in "<>=[") else r for r in self.requirements)
-        return f"pip install 'memdream[{self.extra}]'  (or: pip install {reqs})"
+        return f"in the memdream clone: .venv/bin/pip install -e '.[{self.extra}]'  (or: pip install {reqs})"
 
 
 EMBEDDERS: dict[str, EmbedderSpec | None] = {
@@ -148,7 +148,7 @@ def load_embedder(name: str) -> Embedder:
             f"unknown embedder {name!r}",
             "choose one of: "
             + ", ".join(EMBEDDERS)
-            + "; e.g. pip install 'memdream[embed-use]' and set the embedder to \"use\"",
+            + "; e.g. .venv/bin/pip install -e '.[embed-use]' in the memdream clone and set the embedder to \"use\"",
         )
     spec = EMBEDDERS[key]
     if spec is None:

@@ -2,8 +2,8 @@
 
     read(fmt, path) -> Iterator[Transcript | Skipped]
 
-Formats: ``jsonl`` (one {"role", "content"} message per line), ``chatgpt`` (the
-conversations.json of a ChatGPT data export), ``markdown`` (a chat log with "User:" /
+Formats: ``jsonl`` (one {"role", "content"} message per line), ``chatgpt`` (a ChatGPT data
+export: the .zip as downloaded, or its conversations.json), ``markdown`` (a chat log with "User:" /
 "Assistant:" style turns, or any Markdown file). A record that cannot be read is reported
 as `Skipped` with its place, never silently dropped and never a crash.
 """
@@ -33,6 +33,8 @@ def read(fmt: str, path: Path) -> Iterator[Transcript | Skipped]:
     if not path.exists():
         raise RefusedInput(f"{path} does not exist", "check the path")
     files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")) if path.is_dir() else [path]
+    if fmt == "chatgpt" and path.is_dir():  # an unpacked export: its JSON (and any zips), not its images and HTML
+        files = [f for f in files if f.suffix.lower() in (".json", ".zip")]
     for f in files:
         if f.stat().st_size > MAX_IMPORT_BYTES:
             yield Skipped(str(f), f"larger than {MAX_IMPORT_BYTES // 2**20} MiB; split it first")

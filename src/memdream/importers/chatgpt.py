@@ -1,4 +1,5 @@
-"""ChatGPT data export: conversations.json (a list of conversations with a message tree).
+"""ChatGPT data export: the .zip as it is downloaded, or the conversations.json inside it (a
+list of conversations with a message tree).
 
 Each conversation's main branch is followed from `current_node` back to the root; text
 parts are kept verbatim, other parts (images, tool payloads) are skipped.
@@ -7,7 +8,8 @@ parts are kept verbatim, other parts (images, tool payloads) are skipped.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 
 from memdream.importers.common import parse_when, read_text
 from memdream.store.transcripts import Message, Transcript
@@ -22,13 +24,41 @@ def _text(message: dict) -> str:
     return text.strip() if isinstance(text, str) else ""
 
 
-def read_chatgpt(path: Path):  # type: ignore[no-untyped-def]
-    from memdream.importers import Skipped
+def _from_zip(path: Path):  # type: ignore[no-untyped-def]
+    """The export as ChatGPT mails it (a .zip): its conversations.json, or why not."""
+    from memdream.importers import MAX_IMPORT_BYTES
 
     try:
-        data = json.loads(read_text(path))
+        with zipfile.ZipFile(path) as z:
+            names = [i for i in z.infolist() if PurePosixPath(i.filename).name == "conversations.json" and not i.is_dir()]
+            if not names:
+                return None, "a zip without conversations.json (is it a ChatGPT data export?)"
+            info = min(names, key=lambda i: len(i.filename))  # the export's own, not a nested copy
+            if info.file_size > MAX_IMPORT_BYTES:
+                return None, f"conversations.json is larger than {MAX_IMPORT_BYTES // 2**20} MiB; split it first"
+            data = z.read(info)
+    except (zipfile.BadZipFile, OSError, RuntimeError) as exc:  # RuntimeError: an encrypted member
+        return None, f"the zip cannot be read ({exc})"
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="replace"), ""
+
+
+def read_chatgpt(path: Path):  # type: ignore[no-untyped-def]
+    """Conversations from a ChatGPT export: the .zip as downloaded, or its conversations.json."""
+    from memdream.importers import Skipped
+
+    if zipfile.is_zipfile(path):
+        text, why = _from_zip(path)
+        if text is None:
+            yield Skipped(str(path), why)
+            return
+    else:
+        text = read_text(path)
+    try:
+        data = json.loads(text)
     except ValueError as exc:
-        yield Skipped(str(path), f"not JSON ({exc})")
+        yield Skipped(str(path), f"not JSON ({exc}); give the export's .zip or its conversations.json")
         return
     if isinstance(data, dict):
         data = [data]

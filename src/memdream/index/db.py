@@ -531,6 +531,12 @@ class Index:
         sql = self._ROW + f" WHERE e.scope = ? AND e.layer IN ({marks})" + (" AND e.vt IS NULL" if current_only else "")
         return self._rows(sql + " ORDER BY e.ca, e.rowid", (scope.key, *layers))
 
+    def pinned(self, scope: Scope, layers: tuple[str, ...]) -> list[Row]:
+        """Currently valid pinned entries of these layers (a pinned recall fact is resident too)."""
+        marks = ",".join("?" * len(layers))
+        sql = self._ROW + f" WHERE e.scope = ? AND e.pinned = 1 AND e.vt IS NULL AND e.layer IN ({marks})"
+        return self._rows(sql + " ORDER BY e.ca, e.rowid", (scope.key, *layers))
+
     def count(self, scope: Scope) -> Counter[tuple[str, str]]:
         """(layer, type) -> number of currently valid entries."""
         return Counter(

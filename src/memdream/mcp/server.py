@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memdream import __version__
 from memdream.errors import MemdreamError
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def build_server(mem: "Memory") -> "MCPServer":
     """An MCP server bound to `mem`'s scope."""
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("memdream", instructions=INSTRUCTIONS)
+    server = MCPServer("memdream", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(description=REMEMBER)
     def remember(text: str, type: str | None = None, subject: str | None = None, pin: bool = False) -> dict:

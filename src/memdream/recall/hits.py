@@ -62,6 +62,26 @@ class HitJournal:
         except FileNotFoundError:
             return 0
 
+    def peek(self) -> dict[str, Bump]:
+        """The recall counts waiting to be folded (the journal and a flush cut short), read
+        only: what a dry-run dream counts in, since a real dream folds them first."""
+        bumps: dict[str, Bump] = {}
+        for path in (self.path.with_name(self.path.name + ".flushing"), self.path):
+            try:
+                fh = open(path, encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                continue
+            with fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                        eid, at = str(rec["id"]), parse_time(str(rec["at"]))
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    old = bumps.get(eid)
+                    bumps[eid] = Bump(eid, (old.count if old else 0) + 1, max(at, old.last) if old else at)
+        return bumps
+
     def flush(self, apply: Callable[[list[Bump]], None]) -> int:
         """Fold the journal into the files with `apply` (called under the writer's lock by the caller)."""
         work = self.path.with_name(self.path.name + ".flushing")

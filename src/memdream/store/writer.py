@@ -22,6 +22,7 @@ import errno
 import hashlib
 import os
 import re
+import signal
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -140,6 +141,28 @@ def atomic_write(path: Path, data: bytes, expected: FileState | None = None) -> 
     for the caller to re-apply its change on top. Elsewhere a plain rename is used.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    with _signals_deferred():
+        return _atomic_write(path, data, expected)
+
+
+_DEFERRED = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C or SIGTERM during one file write waits until the write is done (or undone), so
+    an interruption never leaves a temp file behind (a signal landing inside mkstemp could)."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _atomic_write(path: Path, data: bytes, expected: FileState | None) -> FileState:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:

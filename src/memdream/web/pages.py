@@ -7,7 +7,7 @@ BASE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>memdream · {{ scope }}</title>
 <style>
-body{font:15px/1.5 system-ui,-apple-system,"Segoe UI","PingFang SC","Noto Sans CJK SC",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"PingFang SC","Hiragino Sans GB","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC","WenQuanYi Micro Hei","WenQuanYi Zen Hei",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
 header{background:#1d2330;color:#fff;padding:.6rem 1.2rem;display:flex;gap:1.2rem;align-items:center;flex-wrap:wrap}
 header a{color:#cfd6e4;text-decoration:none}header a.on{color:#fff;font-weight:600;border-bottom:2px solid #7aa2ff}
 header .scope{margin-left:auto;font-size:.85rem;color:#9aa6bd}
@@ -15,8 +15,8 @@ main{max-width:1100px;margin:1rem auto;padding:0 1.2rem}
 table{border-collapse:collapse;width:100%;background:#fff;margin:.5rem 0 1.2rem}th,td{border-bottom:1px solid #e3e6ec;padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f6;font-weight:600;font-size:.85rem}
 .card{background:#fff;border:1px solid #e3e6ec;border-radius:6px;padding:.8rem 1rem;margin:.6rem 0}
-.muted{color:#6b7588;font-size:.85rem}.id{font-family:ui-monospace,monospace;font-size:.8rem;color:#6b7588}
-.trace{font-family:ui-monospace,monospace;font-size:.8rem;color:#3a5}
+.muted{color:#6b7588;font-size:.85rem}.id{font-family:ui-monospace,Menlo,Consolas,"Noto Sans Mono CJK SC",monospace;font-size:.8rem;color:#6b7588}
+.trace{font-family:ui-monospace,Menlo,Consolas,"Noto Sans Mono CJK SC",monospace;font-size:.8rem;color:#3a5}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #e3e6ec;padding:.6rem;border-radius:6px;font-size:.85rem}
 .del{color:#b42318}.add{color:#067647}
 form.inline{display:inline}button{font:inherit;font-size:.8rem;padding:.1rem .5rem;border:1px solid #c5cbd6;background:#fff;border-radius:4px;cursor:pointer}
