@@ -38,7 +38,7 @@ from memdream.model.similarity import anchor_terms, is_duplicate, similarity
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
-from memdream.importers import Skipped
+from memdream.importers import MAX_IMPORT_TEXT_CHARS, Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
 from memdream.recall.active import ActiveRecall
@@ -59,7 +59,7 @@ from memdream.recall.snapshot import (
 from memdream.store.transcripts import render as render_transcript
 from memdream.embed.embedder import Embedder, NoEmbedder, load_embedder
 from memdream.index.vectors import VectorStore
-from memdream.knowledge.base import Conflict, Knowledge, NoteOutcome
+from memdream.knowledge.base import MAX_LOG_CHARS, MAX_NOTE_CHARS, NOW_MAX_CHARS, Conflict, Knowledge, NoteOutcome, check_size
 from memdream.knowledge.gc import Plan
 from memdream.knowledge.lookup import LookupResult, lookup
 from memdream.llm.client import LLM
@@ -254,12 +254,16 @@ class Memory:
     def write(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> WriteOutcome:
         """The write path (DESIGN section 5): validate, refuse secrets, classify, dedup or supersede, write."""
         text = _check_text(text, self.config.max_text_chars)
-        kind = find_secret(text)
-        if kind:
-            raise SecretRefused(
-                f"refused: the text looks like {kind}; credentials never enter memory",
-                "keep secrets in a password manager or your environment, and remember where they are, not what they are",
-            )
+        if subject is not None and (len(subject) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subject.strip())):
+            raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+        # The subject is written into the line too (subj=): it gets the same secret check.
+        for part in (text, subject or ""):
+            kind = find_secret(part)
+            if kind:
+                raise SecretRefused(
+                    f"refused: the {'text' if part is text else 'subject'} looks like {kind}; credentials never enter memory",
+                    "keep secrets in a password manager or your environment, and remember where they are, not what they are",
+                )
         if type is not None and type not in TYPES:
             raise RefusedInput(f"unknown type {type!r}", "use one of: " + ", ".join(TYPES))
         type_ = type or classify_type(text)
@@ -669,6 +673,10 @@ class Memory:
                 continue
             when = item.started_at or self.clock.now()
             target = self.vault.memory_dir(self.scope) / "sessions" / f"{when:%Y-%m-%d}" / f"{item.session_id}.md"
+            big = next((n for n, m in enumerate(item.messages, 1) if len(m.content) > MAX_IMPORT_TEXT_CHARS), 0)
+            if big:  # checked before the secret scan, whose cost grows with the text
+                report.skipped.append((f"{item.session_id} message {big}", f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"))
+                continue
             clean = []
             for n, m in enumerate(item.messages, 1):
                 content, kinds = redact(m.content)
@@ -715,6 +723,9 @@ class Memory:
             else:
                 report.added.append(out.entry.id)
         for day, text, where in folder.daily:
+            if len(text) > MAX_IMPORT_TEXT_CHARS:  # before the secret scan
+                report.skipped.append((where, f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"))
+                continue
             if find_secret(text):
                 report.refused.append((where, "the file holds something that looks like a credential; import it after removing it"))
                 continue
@@ -732,6 +743,9 @@ class Memory:
             (report.imported if self.writer.write_text(target, add) else report.unchanged).append(self.vault.relpath(target))
         folder_dir = self.vault.memory_dir(self.scope) / "sessions" / f"import-{fmt}"
         for name, text, where in folder.documents:
+            if len(text) > MAX_IMPORT_TEXT_CHARS:  # before the secret scan
+                report.skipped.append((where, f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"))
+                continue
             if find_secret(text):
                 report.refused.append((where, "not kept as a document: it holds something that looks like a credential (its lines were imported one by one)"))
                 continue
@@ -749,29 +763,31 @@ class Memory:
             self._knowledge = Knowledge(self.vault, self.scope, self.writer, self.clock, self.llm)
         return self._knowledge
 
-    def _no_secret(self, text: str) -> None:
+    def _no_secret(self, text: str, what: str = "the text") -> None:
         kind = find_secret(text)
         if kind:
             raise SecretRefused(
-                f"refused: the text looks like {kind}; credentials never enter memory",
+                f"refused: {what} looks like {kind}; credentials never enter memory",
                 "keep secrets in a password manager or your environment",
             )
 
     def now(self, text: str | None = None) -> str:
         """NOW.md: the current text, or replace it with `text` (the only file written in place)."""
         if text is not None:
+            check_size(text, NOW_MAX_CHARS, "the NOW.md text", "keep NOW.md to the current state")  # before the scan
             self._no_secret(text)
             self.knowledge.set_now(text)
         return self.knowledge.now()
 
     def log(self, title: str, body: str = "") -> tuple[Path, str]:
         """Append a "### HH:MM — Title" block to today's daily log; returns (file, heading)."""
+        check_size(f"{title}{body}", MAX_LOG_CHARS, "the log block", "put long text in a knowledge file")  # before the scan
         self._no_secret(f"{title}\n{body}")
         return self.knowledge.log(title, body)
 
     def note(self, category: str, topic: str, text: str, priority: str | None = None, tags: tuple[str, ...] = ()) -> NoteOutcome:
         """Read-then-write a knowledge file: ADD, UPDATE, NOOP or CONFLICT; INDEX.md follows."""
-        self._no_secret(text)
+        # note_add checks the size, then the text, the topic and the tags for credentials.
         return self.knowledge.note_add(category, topic, text, priority, tags)
 
     def conflicts(self) -> list[Conflict]:
@@ -795,6 +811,7 @@ class Memory:
     def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
         """Close a conflict: the side not kept is superseded (memories) or marked superseded (knowledge)."""
         if text:
+            check_size(text, MAX_NOTE_CHARS, "the resolved text", "say the settled fact in a few lines")  # before the scan
             self._no_secret(text)
         if not conflict_id.startswith("e-"):
             return self.knowledge.resolve(conflict_id, keep, text)

@@ -1,0 +1,144 @@
+"""The adversarial pass of issue 17, secrets and hostile content: side doors around the
+secret check (subjects, note topics and tags, hand-typed lines), the size check that must
+come before the scan, and instructions that did not come from the user.
+
+Real vaults in tmp folders, real SQLite, the CLI as a subprocess and the MCP SDK's
+in-process client; no mocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memdream.config import load_config
+from memdream.errors import RefusedInput, SecretRefused
+from memdream.memory import Memory
+
+# A GitHub token shape built at run time, so this file holds no literal token.
+GHP = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4"
+assert len(GHP) == 40
+
+
+def cli(vault: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    if not vault.exists():
+        subprocess.run([sys.executable, "-m", "memdream.cli.main", "init", "--vault", str(vault)], check=True, capture_output=True)
+    return subprocess.run(
+        [sys.executable, "-m", "memdream.cli.main", *args, "--vault", str(vault)],
+        capture_output=True, text=True, input=stdin, timeout=120,
+    )
+
+
+def all_text(vault: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in vault.rglob("*.md"))
+
+
+# -- item 2: the subject -------------------------------------------------------------------
+
+
+def test_a_token_in_the_subject_is_refused_through_the_api(mem: Memory) -> None:
+    with pytest.raises(SecretRefused, match="subject"):
+        mem.remember("my github", subject=GHP)
+    with pytest.raises(SecretRefused):
+        mem.remember("我的数据库", subject="密码是 Summer2024!")
+    assert GHP not in all_text(mem.vault.root)
+
+
+def test_a_token_in_the_subject_is_refused_on_the_cli(vault: Path) -> None:
+    out = cli(vault, "remember", "--subject", GHP, "my github")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "credential" in out.stderr and "Traceback" not in out.stderr
+    assert GHP not in all_text(vault)
+
+
+def test_a_token_in_the_subject_is_refused_over_mcp(mem: Memory) -> None:
+    pytest.importorskip("mcp")
+    from mcp.client import Client
+
+    from memdream.mcp.server import build_server
+
+    async def go() -> None:
+        async with Client(build_server(mem)) as c:
+            result = await c.call_tool("remember", {"text": "my github", "subject": GHP})
+            assert result.is_error
+            assert "credential" in result.content[0].text
+
+    asyncio.run(go())
+    assert GHP not in all_text(mem.vault.root)
+
+
+# -- item 3: note topics and tags ----------------------------------------------------------
+
+
+def test_a_token_as_a_note_topic_or_tag_is_refused(mem: Memory) -> None:
+    with pytest.raises(SecretRefused, match="topic"):
+        mem.note("lessons", GHP, "harmless")
+    with pytest.raises(SecretRefused, match="tag"):
+        mem.note("lessons", "deploy", "harmless", tags=("pw=Summer2024!",))
+    with pytest.raises(SecretRefused, match="tag"):
+        mem.note("lessons", "部署", "无害的内容", tags=("密码是 Summer2024!",))
+    text = all_text(mem.vault.root)
+    assert GHP not in text and GHP.lower() not in text and "Summer2024" not in text
+    assert not any(GHP.lower() in p.name.lower() for p in mem.vault.root.rglob("*"))
+
+
+def test_note_topic_and_tag_on_the_cli(vault: Path) -> None:
+    out = cli(vault, "note", "add", "lessons", GHP, "harmless")
+    assert out.returncode == 1 and "credential" in out.stderr and "Traceback" not in out.stderr
+    out = cli(vault, "note", "add", "lessons", "deploy", "harmless", "--tag", "pw=Summer2024!")
+    assert out.returncode == 1 and "credential" in out.stderr
+    assert "Summer2024" not in all_text(vault) and GHP.lower() not in all_text(vault).lower()
+
+
+# -- item 5: the size check comes before the secret scan -----------------------------------
+
+
+def _refused_quickly(fn) -> tuple[Exception, float]:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    with pytest.raises(RefusedInput) as info:
+        fn()
+    return info.value, time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("where", ["remember", "log", "now", "note"])
+def test_a_huge_text_is_refused_for_its_size_not_scanned(mem: Memory, where: str) -> None:
+    # 20 MB of prose with a credential word every few words: the scan would take ~50 s.
+    huge = ("the api token is not here, password reset notes " * 420_000)[:20_000_000]
+    calls = {
+        "remember": lambda: mem.remember(huge),
+        "log": lambda: mem.log("huge", huge),
+        "now": lambda: mem.now(huge),
+        "note": lambda: mem.note("lessons", "huge", huge),
+    }
+    exc, seconds = _refused_quickly(calls[where])
+    # The message names the size (the secret scan would say "credential" instead). No timed
+    # assertion: the figure is recorded by the message, not by the clock.
+    assert "characters" in exc.message and "credential" not in exc.message
+    assert exc.hint
+
+
+def test_a_5_mb_knowledge_note_is_refused_with_a_hint(mem: Memory) -> None:
+    five_mb = "部署流程的一段很长的说明。" * 400_000
+    assert len(five_mb.encode()) > 5_000_000
+    with pytest.raises(RefusedInput) as info:
+        mem.note("lessons", "deploy", five_mb)
+    assert "at most 100,000" in info.value.message and "split" in info.value.hint
+    assert not (mem.vault.memory_dir(mem.scope) / "lessons" / "deploy.md").exists()
+
+
+def test_an_import_with_a_huge_message_is_skipped_before_the_scan(mem: Memory, tmp_path: Path) -> None:
+    src = tmp_path / "chat.jsonl"
+    src.write_text(
+        json.dumps({"role": "user", "content": "hello"}) + "\n"
+        + json.dumps({"role": "user", "content": "x" * 600_000}) + "\n",
+        encoding="utf-8",
+    )
+    report = mem.import_transcripts("jsonl", src)
+    assert report.skipped and "600,000" not in report.skipped[0][1] and "500,000" in report.skipped[0][1]
+    assert not report.imported
