@@ -142,3 +142,77 @@ def test_an_import_with_a_huge_message_is_skipped_before_the_scan(mem: Memory, t
     report = mem.import_transcripts("jsonl", src)
     assert report.skipped and "600,000" not in report.skipped[0][1] and "500,000" in report.skipped[0][1]
     assert not report.imported
+
+
+# -- item 4: a hand-typed line holding a token ---------------------------------------------
+
+
+def test_a_hand_typed_token_is_named_by_doctor_and_never_shown(mem: Memory) -> None:
+    from memdream.doctor import check_vault
+
+    mem.remember("我喜欢深色主题")
+    mem.remember("the staging server is in Frankfurt")
+    resident = mem.vault.resident_file(mem.scope)
+    with resident.open("a", encoding="utf-8") as f:
+        f.write(f"- my github token for the deploy bot is {GHP}\n")
+    session = mem.vault.memory_dir(mem.scope) / "sessions" / "hand.md"
+    session.parent.mkdir(parents=True, exist_ok=True)
+    session.write_text(f"we set up the deploy bot today\n\nthe deploy bot uses {GHP} for pushes\n", encoding="utf-8")
+    mem.remember("我喜欢喝绿茶")  # the next write to MEMORY.md adopts the hand-typed line (id, src=manual)
+    typed = resident.read_text(encoding="utf-8")
+    assert f"- my github token for the deploy bot is {GHP} <!--m:" in typed, "the file keeps the person's text"
+
+    problems = [str(p) for p in check_vault(mem.vault, mem.index)]
+    rel = mem.vault.relpath(resident)
+    line_no = next(n for n, ln in enumerate(typed.splitlines(), 1) if GHP in ln)
+    assert any(p.startswith(f"{rel}:{line_no}:") and "GitHub token" in p for p in problems), problems
+    assert not any(GHP in p for p in problems), "doctor names the line, not the token"
+
+    shown = [
+        *(h.entry.text for h in mem.recall("deploy bot github token")),
+        *(e.text for e in mem.list()),
+        mem.context("deploy bot github token").render(),
+        json.dumps(mem.context("deploy bot github token").to_json(), ensure_ascii=False),
+        *(s.text for s in mem.search_raw("deploy bot pushes")),
+        *(s.text for s in mem.active_recall("deploy bot pushes")),
+    ]
+    assert any("hidden" in t for t in shown), "the entry is still recalled, redacted"
+    assert not any(GHP in t for t in shown), [t for t in shown if GHP in t]
+    # The file is untouched by all that reading.
+    assert resident.read_text(encoding="utf-8") == typed
+
+
+def test_a_hand_typed_token_is_not_served_over_mcp_or_the_web(mem: Memory) -> None:
+    pytest.importorskip("mcp")
+    pytest.importorskip("starlette")
+    from mcp.client import Client
+    from starlette.testclient import TestClient
+
+    from memdream.mcp.server import build_server
+    from memdream.web.app import create_app
+
+    mem.remember("I prefer dark themes")
+    with mem.vault.resident_file(mem.scope).open("a", encoding="utf-8") as f:
+        f.write(f"- 部署机器人的令牌是 {GHP}\n")
+    mem.now(f"working on the deploy bot")
+    with mem.knowledge.now_path.open("a", encoding="utf-8") as f:
+        f.write(f"token for now: {GHP}\n")
+
+    async def go() -> list[str]:
+        out = []
+        async with Client(build_server(mem)) as c:
+            for tool, args in (("recall", {"query": "部署机器人 令牌"}), ("context", {"query": "部署机器人"}), ("history", {"subject_or_id": "部署机器人"})):
+                result = await c.call_tool(tool, args)
+                out.append(result.content[0].text if result.content else "")
+            for uri in ("memdream://MEMORY.md", "memdream://NOW.md"):
+                res = await c.read_resource(uri)
+                out.extend(getattr(x, "text", "") for x in res.contents)
+        return out
+
+    served = asyncio.run(go())
+    assert any("部署机器人" in s for s in served)
+    assert not any(GHP in s for s in served), [s[:200] for s in served if GHP in s]
+    client = TestClient(create_app(mem, "t" * 32), base_url="http://127.0.0.1")
+    for path in ("/entries?token=" + "t" * 32, "/entries?q=部署机器人&token=" + "t" * 32):
+        r = client.get(path)
+        assert r.status_code == 200 and GHP not in r.text

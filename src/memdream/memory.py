@@ -35,7 +35,7 @@ from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
-from memdream.store.format import Document
+from memdream.store.format import Document, parse_line
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
 from memdream.importers import MAX_IMPORT_TEXT_CHARS, Skipped
@@ -390,7 +390,8 @@ class Memory:
                 return removed
             row = self._find(entry_id, current_only=True)
             now = self.clock.now()
-            ended = row.entry().evolve(valid_to=now, end=END_FORGOTTEN)
+            # The line as typed (row.entry() shows a hand-typed credential redacted): the archive keeps it verbatim.
+            ended = parse_line(row.line, row.layer).evolve(valid_to=now, end=END_FORGOTTEN)
             if row.layer == ARCHIVE:
                 return self._update(self._path(row), self._set(entry_id, lambda e: ended)).result.evolve(layer=ARCHIVE)
             # Copy into the archive first, then remove: a crash in between duplicates, never loses.

@@ -137,10 +137,11 @@ def build_server(mem: "Memory") -> "MCPServer":
         return {"resolved": _call(lambda: mem.resolve(conflict_id, keep, text)).to_json(), "kept": keep}
 
     def _read(path) -> str:  # type: ignore[no-untyped-def]
+        from memdream.model.secrets import shown_text
         from memdream.store.writer import decode, read_file
 
         data, state = read_file(path)
-        return decode(data, path) if state.exists else ""
+        return shown_text(decode(data, path)) if state.exists else ""  # a hand-typed token is not served
 
     @server.resource("memdream://MEMORY.md", name="MEMORY.md", description="The resident memory: rules, identity, instructions, preferences.", mime_type="text/markdown")
     def memory_md() -> str:
@@ -149,7 +150,9 @@ def build_server(mem: "Memory") -> "MCPServer":
 
     @server.resource("memdream://NOW.md", name="NOW.md", description="The workbench: current state and priorities.", mime_type="text/markdown")
     def now_md() -> str:
-        return mem.now() or "(NOW.md is empty)\n"
+        from memdream.model.secrets import shown_text
+
+        return shown_text(mem.now()) or "(NOW.md is empty)\n"
 
     @server.resource("memdream://daily/today", name="today's daily log", description="Today's daily memory memory/YYYY-MM-DD.md.", mime_type="text/markdown")
     def today() -> str:

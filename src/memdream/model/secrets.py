@@ -68,12 +68,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import importlib
 import re
 import threading
 from typing import Any, Callable, Optional
 
-__all__ = ["find_secret", "redact"]
+__all__ = ["find_secret", "redact", "shown_entry", "shown_text"]
 
 _engine: Optional["_Engine"] = None
 _engine_lock = threading.Lock()
@@ -109,6 +110,42 @@ def redact(text: str) -> tuple[str, list[str]]:
         kind = find_secret(text) or "a credential"
         return f"[a text holding {kind} was left out: credentials never enter memory]", [kind]
     return "\n".join(out), kinds
+
+
+# What memdream shows an agent instead of a line that holds a credential. The line itself
+# stays in the file (the file is the person's); `memdream doctor` names it, file:line.
+HIDDEN = "[hidden: this memory holds {kind}; credentials are never shown to an agent; run memdream doctor]"
+
+
+@functools.lru_cache(maxsize=8192)
+def _kind_cached(text: str) -> str | None:
+    return find_secret(text)
+
+
+def shown_text(text: str) -> str:
+    """`text` as memdream may show it to an agent: every line holding a credential replaced
+    by a note. The one function every outward path uses for text read back from the files
+    (index rows, raw-layer snippets, the MCP resources), whatever wrote it: a line typed by
+    hand never went through the write path's check. Cached, since the same lines are read
+    again and again."""
+    if not text or _kind_cached(text) is None:
+        return text
+    return redact(text)[0]
+
+
+def shown_entry(entry: Any) -> Any:
+    """An `Entry` as memdream may show it: its text replaced by a note if it holds a credential
+    (and the subject too, which a hand edit can fill as freely)."""
+    kind = _kind_cached(entry.text) if entry.text else None
+    subject_kind = _kind_cached(entry.subject) if entry.subject else None
+    if kind is None and subject_kind is None:
+        return entry
+    changes: dict[str, str] = {}
+    if kind is not None:
+        changes["text"] = HIDDEN.format(kind=kind)
+    if subject_kind is not None:
+        changes["subject"] = "[hidden]"
+    return entry.evolve(**changes)
 
 
 def _get_engine() -> "_Engine":
