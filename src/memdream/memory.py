@@ -20,6 +20,7 @@ from memdream.config import Config, load_config
 from memdream.errors import MemdreamError, NotFound, RefusedInput, SecretRefused, VaultError
 from memdream.index.db import NEG_TOKEN, Index, Row
 from memdream.model.classify import classify_type, extract_subject, salience
+from memdream.model.hostile import PENDING_INJECTION, pending_reason
 from memdream.model.entry import (
     ARCHIVE,
     END_FORGOTTEN,
@@ -270,6 +271,10 @@ class Memory:
         subj = (extract_subject(text) if subject is None else subject).strip()
         if len(subj) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subj):
             raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+        # An instruction or rule not from the user, or a text that steers the agent, waits for the
+        # user's confirmation (pend=, docs/format.md): written to the recall layer, never resident,
+        # never recalled, superseding nothing; `memdream conflicts` lists it, `resolve` decides.
+        pending = pending_reason(text, type_, source)
         with self.writer.locked():
             self.sync()
             now = self.clock.now()
@@ -290,7 +295,7 @@ class Memory:
                 upd = self._update(self._path(row), self._set(old.id, refresh))
                 refreshed = (upd.result or old).evolve(layer=row.layer)
                 return WriteOutcome("duplicate", refreshed, (), sim)
-            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj else []
+            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj and not pending else []
             against = None if olds else self._contradiction_of(text)
             new = Entry(
                 text=text,
@@ -305,8 +310,9 @@ class Memory:
                 salience=salience(text),
                 supersedes=olds[-1].entry().id if olds else "",
                 conflicts_with=against.id if against else "",
+                pending=pending,
             )
-            layer = layer_for_type(type_)
+            layer = RECALL if pending else layer_for_type(type_)
             path, header = self._file_for_new(layer, now)
             # New line first, then the end marks: a crash in between leaves both valid, never neither.
             self._update(path, lambda doc: doc.append_entry(new), header=header)
@@ -516,6 +522,7 @@ class Memory:
             cosine=cosine, nearest=nearest, fusion=self.config.fusion,
             cosine_weight=getattr(self.embedder, "cosine_weight", DEFAULT_COSINE_WEIGHT) if cosine else DEFAULT_COSINE_WEIGHT,
         )  # fmt: skip
+        hits = [h for h in hits if not h.entry.pending]  # waiting for the user's confirmation: never served
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits
@@ -631,7 +638,7 @@ class Memory:
         """The resident layer, frozen at the first call for the life of this Memory (a session)."""
         if self._snapshot is None or refresh or self._snapshot.budget != budget:
             self.sync()
-            resident = [r.entry() for r in self.index.entries(self.scope, (RESIDENT,), current_only=True)]
+            resident = [e for r in self.index.entries(self.scope, (RESIDENT,), current_only=True) if not (e := r.entry()).pending]
             self._snapshot = build_snapshot(resident, budget, self.clock.now())
         return self._snapshot
 
@@ -792,8 +799,47 @@ class Memory:
         return self.knowledge.note_add(category, topic, text, priority, tags)
 
     def conflicts(self) -> list[Conflict]:
-        """Every open conflict: contradictory knowledge paragraphs and contradictory memories."""
-        return self.knowledge.conflicts() + self._entry_conflicts()
+        """Every open conflict: contradictory knowledge paragraphs, contradictory memories, and
+        memories waiting for the user's confirmation (id p-<entry id>; a: nothing, b: the text)."""
+        return self.knowledge.conflicts() + self._entry_conflicts() + self._pending_conflicts()
+
+    def _pending_conflicts(self) -> list[Conflict]:
+        self.sync()
+        rows = self.index._rows(self.index._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;pend=%'", (self.scope.key,))
+        out = []
+        for row in rows:
+            e = row.entry()
+            if not e.pending:
+                continue
+            day = (e.valid_from or e.created_at).date().isoformat() if (e.valid_from or e.created_at) else ""
+            why = "it tells the agent to send data or ignore its instructions" if e.pending == PENDING_INJECTION else f"a {e.effective_type} from src={e.source or '?'}, not from you"
+            out.append(Conflict(f"p-{e.id}", row.path, day, f"(not resident: {why}; --keep b makes it resident, --keep a drops it)", e.text, "pending", f"{row.path}#{e.id}"))
+        return out
+
+    def _resolve_pending(self, conflict_id: str, keep: str, text: str | None) -> Conflict:
+        if keep not in ("a", "b", "edit") or (keep == "edit" and not (text or "").strip()):
+            raise RefusedInput("for a pending memory --keep must be b (confirm), a (drop) or edit with --text", f"memdream resolve {conflict_id} --keep b")
+        match = next((c for c in self._pending_conflicts() if c.id == conflict_id), None)
+        if match is None:
+            raise NotFound(f"no open conflict {conflict_id!r}", "list them with 'memdream conflicts'")
+        eid = conflict_id[2:]
+        if keep == "a":
+            self.forget(eid)  # to the archive, with end=forgotten: history kept
+            return match
+        if keep == "edit":
+            self.forget(eid)
+            self.write(text or "", source="user")
+            return match
+        with self.writer.locked():
+            row = self._find(eid, current_only=True)
+            old = parse_line(row.line, row.layer)
+            now = self.clock.now()
+            # Confirmed by the user: a new line in the layer its type belongs to, superseding the pending one.
+            new = old.evolve(id=self._new_id(set()), pending="", supersedes=old.id, valid_from=now, created_at=now, layer="", hits=0)
+            path, header = self._file_for_new(layer_for_type(old.type), now)
+            self._update(path, lambda doc: doc.append_entry(new), header=header)
+            self._update(self._path(row), self._set(eid, lambda e: e.evolve(pending="", valid_to=now, end=END_SUPERSEDED)))
+        return match
 
     def _entry_conflicts(self) -> list[Conflict]:
         self.sync()
@@ -814,6 +860,8 @@ class Memory:
         if text:
             check_size(text, MAX_NOTE_CHARS, "the resolved text", "say the settled fact in a few lines")  # before the scan
             self._no_secret(text)
+        if conflict_id.startswith("p-"):
+            return self._resolve_pending(conflict_id, keep, text)
         if not conflict_id.startswith("e-"):
             return self.knowledge.resolve(conflict_id, keep, text)
         if keep not in ("a", "b", "both", "edit") or (keep == "edit" and not (text or "").strip()):

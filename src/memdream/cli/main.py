@@ -58,6 +58,8 @@ def _when(d: Any) -> str:
 
 def _line(e: Entry) -> str:
     flags = []
+    if e.pending:
+        flags.append(f"pending: {e.pending}, see memdream conflicts")
     if e.pinned:
         flags.append("pinned")
     if e.subject:
