@@ -420,8 +420,8 @@ class Memory:
             row = self._find(entry_id, current_only=True)
             old = row.entry()
             out = self.write(text, type=old.type or None, subject=old.subject or None, pin=old.pinned, source=source)
-            if out.entry.id == old.id:
-                return out  # the same thing said again
+            if out.entry.id == old.id or out.entry.pending:
+                return out  # the same thing said again; or a replacement that waits for the user (the old one stays)
             if out.action == "superseded" and any(e.id == old.id for e in out.superseded):
                 return out  # the subject did it
             now = self.clock.now()

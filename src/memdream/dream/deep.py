@@ -16,6 +16,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from memdream.model.secrets import shown_entry
 from memdream.dream.ask import ask
 from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected
 from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
@@ -132,6 +133,8 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "", declined: frozenset[str] 
     items: list[tuple[Entry, set[str]]] = []
     for layer, line, tok in rows:
         e = parse_line(line, layer)
+        if shown_entry(e) is not e:
+            continue  # holds a credential typed by hand: never sent to a model, never merged
         if eligible(e, layer, now):
             items.append((e, set(tok.split())))
             if len(items) >= POOL:
