@@ -42,11 +42,19 @@ def test_a_tool_call_stores_a_memory_that_the_next_session_sees(tmp_path: Path, 
     assert turn.reply == "好的，以后都用中文回复你。" and turn.actions[0].startswith("remembered")
     stored = [e for e in mem.list() if e.text == "以后都用中文回我"]
     assert stored and stored[0].source == "agent" and stored[0].type == "instruction"
+    # An instruction from the model's tool call waits for the user's confirmation (issue 17).
+    assert stored[0].pending == "unconfirmed" and stored[0].layer == "recall"
     second = server.requests[1]
     assert second["tools"][0]["function"]["name"] == "manage_memory"
     assert second["messages"][-1]["role"] == "tool" and json.loads(second["messages"][-1]["content"])["ok"] is True
     # The conversation is in the raw layer, searchable.
     assert any("以后都用中文回我" in s.text for s in mem.search_raw("中文回我"))
+
+    unconfirmed = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    server.reply("你好！")
+    unconfirmed.send("hello")
+    assert "以后都用中文回我" not in server.requests[-1]["messages"][0]["content"]
+    mem.resolve(next(c.id for c in mem.conflicts() if c.kind == "pending"), "b")  # the user confirms it
 
     again = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
     server.reply("你好！")

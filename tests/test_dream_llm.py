@@ -200,7 +200,9 @@ def test_distill_applies_validated_operations_to_memory_md(tmp_path, clock, serv
     whys = " ".join(r["why"] for r in d.rejected)
     assert "pinned or a rule" in whys and "'rust'" in whys
     resident = {e.text for e in mem.list("resident")}
-    assert "我现在更喜欢浅色主题" in resident and "决定以后用 Go 写后端服务" in resident and rule.text in resident
+    assert "我现在更喜欢浅色主题" in resident and rule.text in resident
+    # An instruction a dream adds waits for the user's confirmation (issue 17).
+    assert "决定以后用 Go 写后端服务" in {c.b for c in mem.conflicts() if c.kind == "pending"}
     assert dark.text not in resident and tmp.text not in resident and vim.text not in resident
     assert mem.get(dark.id).end == "superseded" and [e.text for e in mem.history(dark.id)][:1] == [dark.text]
     assert mem.get(tmp.id).layer == "archive" and mem.get(vim2.id).end == "merged"

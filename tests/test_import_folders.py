@@ -86,7 +86,9 @@ def test_openclaw_workspace(tmp_path: Path, mem: Memory) -> None:
     src = write(tmp_path / "openclaw", OPENCLAW)
     report = mem.import_folder("openclaw", src)
     assert {e.text for e in mem.list()} == {"以后都用中文回我", "我对花生过敏", "Lin uses Obsidian for notes"}
-    assert mem.list("resident")[0].text == "以后都用中文回我"  # classified: an instruction
+    # Classified an instruction; imported, so it waits for the user's confirmation (issue 17).
+    waiting = [c for c in mem.conflicts() if c.kind == "pending"]
+    assert [c.b for c in waiting] == ["以后都用中文回我"] and not mem.list("resident")
     daily = mem.knowledge.log_path(__import__("datetime").date(2026, 5, 30)).read_text(encoding="utf-8")
     assert "### 09:12 — 完成了数据库迁移" in daily
     assert mem.search_raw("备份数据库") and report.refused == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import re
 import shlex
 import sys
@@ -45,9 +46,14 @@ def test_the_documented_stdio_config_remembers_and_recalls_across_sessions(tmp_p
             return json.loads(res.content[0].text)
 
     assert asyncio.run(session("remember", {"text": "以后都用中文回我"}))["action"] == "added"
+    agent = args[args.index("--agent") + 1]
+    # An agent's instruction waits for the user's confirmation, as the page says (issue 17).
+    listed = subprocess.run([str(Path(sys.executable).parent / "memdream"), "conflicts", "--json", "--vault", str(vault), "--agent", agent],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    pid = next(c["id"] for c in json.loads(listed.stdout)["conflicts"] if c["kind"] == "pending")
+    subprocess.run([str(Path(sys.executable).parent / "memdream"), "resolve", pid, "--keep", "b", "--vault", str(vault), "--agent", agent], check=True, capture_output=True)
     hits = asyncio.run(session("recall", {"query": "回复用什么语言"}))["hits"]
     assert hits[0]["text"] == "以后都用中文回我"
-    agent = args[args.index("--agent") + 1]
     assert (vault / "scopes" / agent / "me" / "MEMORY.md").is_file()
 
 

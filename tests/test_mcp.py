@@ -68,6 +68,13 @@ def test_remember_in_one_session_recall_in_the_next(tmp_path: Path) -> None:
         async with Client(build_server(mem)) as c:
             out = payload(await c.call_tool("remember", {"text": "以后都用中文回我"}))
             assert out["action"] == "added" and out["entry"]["type"] == "instruction" and out["entry"]["source"] == "agent"
+            # An agent's instruction waits for the user's confirmation (issue 17): not resident yet,
+            # and the agent cannot confirm it itself.
+            assert out["entry"]["pending"] == "unconfirmed" and out["entry"]["layer"] == "recall"
+            pending = payload(await c.call_tool("conflicts", {}))["conflicts"]
+            assert [p["b"] for p in pending] == ["以后都用中文回我"]
+            refused_confirm = await c.call_tool("resolve", {"conflict_id": pending[0]["id"], "keep": "b"})
+            assert refused_confirm.is_error and "user" in refused_confirm.content[0].text
             refused = await c.call_tool("remember", {"text": "my password is Tr0ub4dor&3xyz"})
             assert refused.is_error and "credentials never enter memory" in refused.content[0].text
             log = payload(await c.call_tool("log", {"title": "Setup", "body": "connected the MCP client"}))
@@ -89,6 +96,9 @@ def test_remember_in_one_session_recall_in_the_next(tmp_path: Path) -> None:
         mem.close()
 
     run(first())
+    mem = open_mem(vault)  # the user confirms it (CLI, API or web console), then the next session has it
+    mem.resolve(next(c.id for c in mem.conflicts() if c.kind == "pending"), "b")
+    mem.close()
     run(second())
 
 
@@ -170,9 +180,9 @@ def test_over_http_the_bearer_token_is_required(tmp_path: Path) -> None:
         async def go() -> None:
             transport = streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
             async with Client(transport) as c:
-                payload(await c.call_tool("remember", {"text": "以后都用中文回我"}))
+                payload(await c.call_tool("remember", {"text": "我喜欢用中文交流"}))  # a preference: resident at once
                 hits = payload(await c.call_tool("recall", {"query": "中文"}))["hits"]
-                assert hits[0]["text"] == "以后都用中文回我"
+                assert hits[0]["text"] == "我喜欢用中文交流"
 
         run(go())
     finally:

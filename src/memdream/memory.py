@@ -20,6 +20,7 @@ from memdream.config import Config, load_config
 from memdream.errors import MemdreamError, NotFound, RefusedInput, SecretRefused, VaultError
 from memdream.index.db import NEG_TOKEN, Index, Row
 from memdream.model.classify import classify_type, extract_subject, salience
+from memdream.model.hostile import PENDING_INJECTION, pending_reason
 from memdream.model.entry import (
     ARCHIVE,
     END_FORGOTTEN,
@@ -35,10 +36,10 @@ from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, dense_weight
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
-from memdream.store.format import Document
+from memdream.store.format import Document, parse_line
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
-from memdream.importers import Skipped
+from memdream.importers import MAX_IMPORT_TEXT_CHARS, Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
 from memdream.recall.active import ActiveRecall
@@ -60,7 +61,7 @@ from memdream.recall.snapshot import (
 from memdream.store.transcripts import render as render_transcript
 from memdream.embed.embedder import Embedder, NoEmbedder, load_embedder
 from memdream.index.vectors import VectorStore
-from memdream.knowledge.base import Conflict, Knowledge, NoteOutcome
+from memdream.knowledge.base import MAX_LOG_CHARS, MAX_NOTE_CHARS, NOW_MAX_CHARS, Conflict, Knowledge, NoteOutcome, check_size
 from memdream.knowledge.gc import Plan
 from memdream.knowledge.lookup import LookupResult, lookup
 from memdream.llm.client import LLM
@@ -263,18 +264,26 @@ class Memory:
     def write(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> WriteOutcome:
         """The write path (DESIGN section 5): validate, refuse secrets, classify, dedup or supersede, write."""
         text = _check_text(text, self.config.max_text_chars)
-        kind = find_secret(text)
-        if kind:
-            raise SecretRefused(
-                f"refused: the text looks like {kind}; credentials never enter memory",
-                "keep secrets in a password manager or your environment, and remember where they are, not what they are",
-            )
+        if subject is not None and (len(subject) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subject.strip())):
+            raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+        # The subject is written into the line too (subj=): it gets the same secret check.
+        for part in (text, subject or ""):
+            kind = find_secret(part)
+            if kind:
+                raise SecretRefused(
+                    f"refused: the {'text' if part is text else 'subject'} looks like {kind}; credentials never enter memory",
+                    "keep secrets in a password manager or your environment, and remember where they are, not what they are",
+                )
         if type is not None and type not in TYPES:
             raise RefusedInput(f"unknown type {type!r}", "use one of: " + ", ".join(TYPES))
         type_ = type or classify_type(text)
         subj = (extract_subject(text) if subject is None else subject).strip()
         if len(subj) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subj):
             raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+        # An instruction or rule not from the user, or a text that steers the agent, waits for the
+        # user's confirmation (pend=, docs/format.md): written to the recall layer, never resident,
+        # never recalled, superseding nothing; `memdream conflicts` lists it, `resolve` decides.
+        pending = pending_reason(text, type_, source)
         with self.writer.locked():
             self.sync()
             now = self.clock.now()
@@ -295,7 +304,7 @@ class Memory:
                 upd = self._update(self._path(row), self._set(old.id, refresh))
                 refreshed = (upd.result or old).evolve(layer=row.layer)
                 return WriteOutcome("duplicate", refreshed, (), sim)
-            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj else []
+            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj and not pending else []
             against = None if olds else self._contradiction_of(text)
             new = Entry(
                 text=text,
@@ -310,8 +319,9 @@ class Memory:
                 salience=salience(text),
                 supersedes=olds[-1].entry().id if olds else "",
                 conflicts_with=against.id if against else "",
+                pending=pending,
             )
-            layer = layer_for_type(type_)
+            layer = RECALL if pending else layer_for_type(type_)
             path, header = self._file_for_new(layer, now)
             # New line first, then the end marks: a crash in between leaves both valid, never neither.
             self._update(path, lambda doc: doc.append_entry(new), header=header)
@@ -395,7 +405,8 @@ class Memory:
                 return removed
             row = self._find(entry_id, current_only=True)
             now = self.clock.now()
-            ended = row.entry().evolve(valid_to=now, end=END_FORGOTTEN)
+            # The line as typed (row.entry() shows a hand-typed credential redacted): the archive keeps it verbatim.
+            ended = parse_line(row.line, row.layer).evolve(valid_to=now, end=END_FORGOTTEN)
             if row.layer == ARCHIVE:
                 return self._update(self._path(row), self._set(entry_id, lambda e: ended)).result.evolve(layer=ARCHIVE)
             # Copy into the archive first, then remove: a crash in between duplicates, never loses.
@@ -418,8 +429,8 @@ class Memory:
             row = self._find(entry_id, current_only=True)
             old = row.entry()
             out = self.write(text, type=old.type or None, subject=old.subject or None, pin=old.pinned, source=source)
-            if out.entry.id == old.id:
-                return out  # the same thing said again
+            if out.entry.id == old.id or out.entry.pending:
+                return out  # the same thing said again; or a replacement that waits for the user (the old one stays)
             if out.action == "superseded" and any(e.id == old.id for e in out.superseded):
                 return out  # the subject did it
             now = self.clock.now()
@@ -526,6 +537,7 @@ class Memory:
             dense=dense, fusion=self.config.fusion,
             cosine_weight=self._dense_weight(query) if dense else DEFAULT_COSINE_WEIGHT,
         )  # fmt: skip
+        hits = [h for h in hits if not h.entry.pending]  # waiting for the user's confirmation: never served
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits
@@ -641,8 +653,8 @@ class Memory:
         resident"), frozen at the first call for the life of this Memory (a session)."""
         if self._snapshot is None or refresh or self._snapshot.budget != budget:
             self.sync()
-            resident = [r.entry() for r in self.index.entries(self.scope, (RESIDENT,), current_only=True)]
-            resident += [r.entry() for r in self.index.pinned(self.scope, (RECALL,))]
+            resident = [e for r in self.index.entries(self.scope, (RESIDENT,), current_only=True) if not (e := r.entry()).pending]
+            resident += [e for r in self.index.pinned(self.scope, (RECALL,)) if not (e := r.entry()).pending]
             self._snapshot = build_snapshot(resident, budget, self.clock.now())
         return self._snapshot
 
@@ -686,6 +698,10 @@ class Memory:
                 continue
             when = item.started_at or self.clock.now()
             target = self.vault.memory_dir(self.scope) / "sessions" / f"{when:%Y-%m-%d}" / f"{item.session_id}.md"
+            big = next((n for n, m in enumerate(item.messages, 1) if len(m.content) > MAX_IMPORT_TEXT_CHARS), 0)
+            if big:  # checked before the secret scan, whose cost grows with the text
+                report.skipped.append((f"{item.session_id} message {big}", f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"))
+                continue
             clean = []
             for n, m in enumerate(item.messages, 1):
                 content, kinds = redact(m.content)
@@ -762,6 +778,9 @@ class Memory:
             else:
                 report.added.append(out.entry.id)
         for day, text, where in folder.daily:
+            if len(text) > MAX_IMPORT_TEXT_CHARS:  # before the secret scan
+                report.skipped.append((where, f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"))
+                continue
             if find_secret(text):
                 report.refused.append((where, "the file holds something that looks like a credential; import it after removing it"))
                 continue
@@ -779,6 +798,9 @@ class Memory:
             (report.imported if self.writer.write_text(target, add) else report.unchanged).append(self.vault.relpath(target))
         folder_dir = self.vault.memory_dir(self.scope) / "sessions" / f"import-{fmt}"
         for name, text, where in folder.documents:
+            if len(text) > MAX_IMPORT_TEXT_CHARS:  # before the secret scan
+                report.skipped.append((where, f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"))
+                continue
             if find_secret(text):
                 report.refused.append((where, "not kept as a document: it holds something that looks like a credential (its lines were imported one by one)"))
                 continue
@@ -797,34 +819,75 @@ class Memory:
             self._knowledge = Knowledge(self.vault, self.scope, self.writer, self.clock, self.llm)
         return self._knowledge
 
-    def _no_secret(self, text: str) -> None:
+    def _no_secret(self, text: str, what: str = "the text") -> None:
         kind = find_secret(text)
         if kind:
             raise SecretRefused(
-                f"refused: the text looks like {kind}; credentials never enter memory",
+                f"refused: {what} looks like {kind}; credentials never enter memory",
                 "keep secrets in a password manager or your environment",
             )
 
     def now(self, text: str | None = None) -> str:
         """NOW.md: the current text, or replace it with `text` (the only file written in place)."""
         if text is not None:
+            check_size(text, NOW_MAX_CHARS, "the NOW.md text", "keep NOW.md to the current state")  # before the scan
             self._no_secret(text)
             self.knowledge.set_now(text)
         return self.knowledge.now()
 
     def log(self, title: str, body: str = "") -> tuple[Path, str]:
         """Append a "### HH:MM — Title" block to today's daily log; returns (file, heading)."""
+        check_size(f"{title}{body}", MAX_LOG_CHARS, "the log block", "put long text in a knowledge file")  # before the scan
         self._no_secret(f"{title}\n{body}")
         return self.knowledge.log(title, body)
 
     def note(self, category: str, topic: str, text: str, priority: str | None = None, tags: tuple[str, ...] = ()) -> NoteOutcome:
         """Read-then-write a knowledge file: ADD, UPDATE, NOOP or CONFLICT; INDEX.md follows."""
-        self._no_secret(text)
+        # note_add checks the size, then the text, the topic and the tags for credentials.
         return self.knowledge.note_add(category, topic, text, priority, tags)
 
     def conflicts(self) -> list[Conflict]:
-        """Every open conflict: contradictory knowledge paragraphs and contradictory memories."""
-        return self.knowledge.conflicts() + self._entry_conflicts()
+        """Every open conflict: contradictory knowledge paragraphs, contradictory memories, and
+        memories waiting for the user's confirmation (id p-<entry id>; a: nothing, b: the text)."""
+        return self.knowledge.conflicts() + self._entry_conflicts() + self._pending_conflicts()
+
+    def _pending_conflicts(self) -> list[Conflict]:
+        self.sync()
+        rows = self.index._rows(self.index._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;pend=%'", (self.scope.key,))
+        out = []
+        for row in rows:
+            e = row.entry()
+            if not e.pending:
+                continue
+            day = (e.valid_from or e.created_at).date().isoformat() if (e.valid_from or e.created_at) else ""
+            why = "it tells the agent to send data or ignore its instructions" if e.pending == PENDING_INJECTION else f"a {e.effective_type} from src={e.source or '?'}, not from you"
+            out.append(Conflict(f"p-{e.id}", row.path, day, f"(not resident: {why}; --keep b makes it resident, --keep a drops it)", e.text, "pending", f"{row.path}#{e.id}"))
+        return out
+
+    def _resolve_pending(self, conflict_id: str, keep: str, text: str | None) -> Conflict:
+        if keep not in ("a", "b", "edit") or (keep == "edit" and not (text or "").strip()):
+            raise RefusedInput("for a pending memory --keep must be b (confirm), a (drop) or edit with --text", f"memdream resolve {conflict_id} --keep b")
+        match = next((c for c in self._pending_conflicts() if c.id == conflict_id), None)
+        if match is None:
+            raise NotFound(f"no open conflict {conflict_id!r}", "list them with 'memdream conflicts'")
+        eid = conflict_id[2:]
+        if keep == "a":
+            self.forget(eid)  # to the archive, with end=forgotten: history kept
+            return match
+        if keep == "edit":
+            self.forget(eid)
+            self.write(text or "", source="user")
+            return match
+        with self.writer.locked():
+            row = self._find(eid, current_only=True)
+            old = parse_line(row.line, row.layer)
+            now = self.clock.now()
+            # Confirmed by the user: a new line in the layer its type belongs to, superseding the pending one.
+            new = old.evolve(id=self._new_id(set()), pending="", supersedes=old.id, valid_from=now, created_at=now, layer="", hits=0)
+            path, header = self._file_for_new(layer_for_type(old.type), now)
+            self._update(path, lambda doc: doc.append_entry(new), header=header)
+            self._update(self._path(row), self._set(eid, lambda e: e.evolve(pending="", valid_to=now, end=END_SUPERSEDED)))
+        return match
 
     def _entry_conflicts(self) -> list[Conflict]:
         self.sync()
@@ -843,7 +906,10 @@ class Memory:
     def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
         """Close a conflict: the side not kept is superseded (memories) or marked superseded (knowledge)."""
         if text:
+            check_size(text, MAX_NOTE_CHARS, "the resolved text", "say the settled fact in a few lines")  # before the scan
             self._no_secret(text)
+        if conflict_id.startswith("p-"):
+            return self._resolve_pending(conflict_id, keep, text)
         if not conflict_id.startswith("e-"):
             return self.knowledge.resolve(conflict_id, keep, text)
         if keep not in ("a", "b", "both", "edit") or (keep == "edit" and not (text or "").strip()):

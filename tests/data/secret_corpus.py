@@ -279,6 +279,9 @@ SECRETS: list[tuple[str, str]] = [
     ("我的支付密码设成了 147258", "zh payment password set to"),
     ("登录用 root/Passw0rd!", "zh login with pair"),
     ("信用卡密码 6 位：902134", "zh credit card password with length"),
+    # Issue 17 decided that resident ID numbers (valid check digit) are refused too; this
+    # line used to be a look-alike.
+    ("身份证号 11010519491231002X", "zh id card"),
     ("路由器后台 192.168.1.1，密码 admin123", "zh router admin password"),
     ("微信密码是wx_123456", "zh wechat password no space"),
     ("pin码：884422", "zh lowercase pin code"),
@@ -400,7 +403,6 @@ HARMLESS: list[tuple[str, str]] = [
     ("手机号 138-0013-8000", "zh phone dashed"),
     ("我的手机号是 +86 13800138000", "zh phone +86"),
     ("快递单号 SF1234567890123", "zh sf tracking"),
-    ("身份证号 11010519491231002X", "zh id card"),
     ("银行卡号 6222 0212 3456 7890 123", "zh bank card number"),
     ("验证码是 482913，五分钟内有效", "zh verification code"),
     ("动态密码 482913 五分钟内有效", "zh dynamic one-time password"),

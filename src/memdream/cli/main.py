@@ -59,6 +59,8 @@ def _when(d: Any) -> str:
 
 def _line(e: Entry) -> str:
     flags = []
+    if e.pending:
+        flags.append(f"pending: {e.pending}, see memdream conflicts")
     if e.pinned:
         flags.append("pinned")
     if e.subject:
@@ -444,7 +446,7 @@ def note_list(vault: str | None, user: str | None, agent: str | None, as_json: b
 @_json_option
 @_handle_errors
 def conflicts(vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
-    """List every open conflict with both sides and where they are."""
+    """List every open conflict with both sides and where they are, and the memories waiting for your confirmation (p-...)."""
     with _open(vault, user, agent) as mem:
         found = mem.conflicts()
     if as_json:
@@ -460,7 +462,7 @@ def conflicts(vault: str | None, user: str | None, agent: str | None, as_json: b
 
 @cli.command()
 @click.argument("conflict_id")
-@click.option("--keep", type=click.Choice(["a", "b", "both", "edit"]), required=True, help="a: the older text, b: the newer, both, or edit (with --text).")
+@click.option("--keep", type=click.Choice(["a", "b", "both", "edit"]), required=True, help="a: the older text, b: the newer, both, or edit (with --text). For a memory waiting for confirmation (p-...): b confirms it, a drops it.")
 @click.option("--text", default=None, help="The corrected text, with --keep edit.")
 @_scope_options
 @_json_option

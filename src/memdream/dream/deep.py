@@ -17,6 +17,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from memdream.model.secrets import shown_entry
 from memdream.dream.ask import ask
 from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected
 from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
@@ -135,6 +136,8 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "", declined: frozenset[str] 
     items: list[tuple[Entry, set[str]]] = []
     for layer, line, tok in rows:
         e = parse_line(line, layer)
+        if shown_entry(e) is not e:
+            continue  # holds a credential typed by hand: never sent to a model, never merged
         if eligible(e, layer, now):
             # Single Chinese characters are index tokens (for one-character queries), not words
             # two memories share: leave them out of relatedness.

@@ -27,6 +27,7 @@ from memdream.model.tokens import query_tokens
 from memdream.index.migrations import migrate
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.store.format import Document, parse_document, parse_line
+from memdream.model.secrets import shown_entry
 from memdream.store.vault import Scope, Vault
 from memdream.store.writer import FileState, Update, decode, read_file
 
@@ -67,7 +68,9 @@ class Row:
     tok: str = ""  # the indexed tokens, when the query fetched them (for BM25 scoring)
 
     def entry(self) -> Entry:
-        return parse_line(self.line, self.layer)
+        # Every read of an entry from the index comes here (recall, context, list, history,
+        # MCP, chat, web): a line holding a credential (typed by hand) is shown redacted.
+        return shown_entry(parse_line(self.line, self.layer))
 
 
 def _bump_meta(db: sqlite3.Connection, entries: int, tokens: int) -> None:

@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from memdream.model.secrets import shown_text
 from memdream.index.db import Index
 from memdream.index.fts import index_text, match_expression
 from memdream.model.tokens import query_tokens
@@ -131,7 +132,7 @@ def search_raw(
     out = []
     for path, role, at, text, s in rows:
         session = Path(path).stem
-        out.append(Snippet(path, session, role, _excerpt(text, query), s, at))
+        out.append(Snippet(path, session, role, _excerpt(shown_text(text), query), s, at))  # a hand-dropped file may hold a key
     return out
 
 

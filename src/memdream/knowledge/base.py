@@ -45,6 +45,18 @@ from memdream.store.writer import Writer, decode, read_file
 
 MAX_LOG_CHARS = 20_000  # one log block; longer text belongs in a knowledge file or a transcript
 NOW_MAX_CHARS = 200_000
+# One note paragraph. A knowledge file is re-read, compared paragraph by paragraph and
+# rewritten on every add, and recall shows its paragraphs whole: 100,000 characters (about
+# 50 printed pages) is far more than one lesson or decision needs, and small enough that the
+# secret scan and the comparison stay well under a second. Checked before the secret scan.
+MAX_NOTE_CHARS = 100_000
+
+
+def check_size(text: str, limit: int, what: str, hint: str) -> None:
+    """Refuse `text` longer than `limit` characters; called before the secret scan, whose
+    cost grows with the text (a 20 MB body took 15 s to scan before it was refused)."""
+    if len(text) > limit:
+        raise RefusedInput(f"{what} is {len(text):,} characters long (at most {limit:,})", hint)
 MAX_INSIGHTS = 5  # a reflection routes at most this many insights into knowledge files
 
 CRUD_PROMPT = (
@@ -172,12 +184,17 @@ class Knowledge:
             raise RefusedInput(f"unknown category {category!r}", "use one of: " + ", ".join(CATEGORIES))
         if priority is not None and priority not in PRIORITIES:
             raise RefusedInput(f"unknown priority {priority!r}", "use 🔴 (core), 🟡 (important) or ⚪ (reference)")
+        check_size(text, MAX_NOTE_CHARS, "the note text", "split it into several notes, or keep the document in memory/sessions/ where it is searched on demand")
+        check_size(topic, 200, "the note topic", "name the topic in a few words")
         text = text.strip()
         if not text:
             raise RefusedInput("the note text is empty", "say what was learned")
-        kind_of_secret = find_secret(text)
-        if kind_of_secret:
-            raise SecretRefused(f"refused: the text looks like {kind_of_secret}; credentials never enter memory", "keep secrets out of notes")
+        # The topic becomes a file name, the title and an INDEX.md line; tags land in the
+        # frontmatter: all of them get the secret check the text gets.
+        for what, value in (("text", text), ("topic", topic), *(("tag", str(t)) for t in tags)):
+            kind_of_secret = find_secret(value)
+            if kind_of_secret:
+                raise SecretRefused(f"refused: the {what} looks like {kind_of_secret}; credentials never enter memory", "keep secrets out of notes")
         path = self._note_path(category, slugify(topic))
         today = self._today()
         outcome: list[NoteOutcome] = []

@@ -42,7 +42,9 @@ value that can change (subject "location" for "I live in Hangzhou"; 所在地 fo
 a new value for the same subject supersedes the old one, which stays in the history.
 `type` (optional): rule (never/always do X), identity (who the user is), instruction (how to
 answer), preference, fact, context (passing, about now). `pin=true` keeps it in every context
-and out of reach of dreams. Credentials (passwords, keys, tokens) are refused."""
+and out of reach of dreams. Credentials (passwords, keys, tokens) are refused. A rule or an
+instruction stored here waits for the user's confirmation (`conflicts` lists it) before it
+joins the resident memory."""
 
 RECALL = """Find the user's memories relevant to `query` (any language), best first, each with its id,
 text, type, subject, validity and a score (recency + importance + relevance). `as_of` (a date
@@ -74,7 +76,8 @@ CONFLICTS = """Open conflicts: pairs of memories or knowledge paragraphs that co
 both sides, their sources and dates. Ask the user which is right, then call `resolve`."""
 
 RESOLVE = """Close a conflict from `conflicts`: keep "a", "b", "both", or "edit" with a corrected `text`.
-The side not kept is superseded, not deleted."""
+The side not kept is superseded, not deleted. Memories waiting for confirmation (ids p-...) are
+the user's to decide: ask the user, this tool refuses them."""
 
 
 def _call(fn: Callable[[], Any]) -> Any:
@@ -85,6 +88,15 @@ def _call(fn: Callable[[], Any]) -> Any:
         return fn()
     except MemdreamError as exc:
         raise ToolError(f"{exc.message}. {exc.hint}" if exc.hint else exc.message) from exc
+
+
+def _refuse_pending(conflict_id: str) -> None:
+    from memdream.errors import RefusedInput
+
+    raise RefusedInput(
+        f"{conflict_id} waits for the user's confirmation; an agent cannot confirm or drop it",
+        f"ask the user to run: memdream resolve {conflict_id} --keep b (confirm) or --keep a (drop)",
+    )
 
 
 def build_server(mem: "Memory") -> "MCPServer":
@@ -135,13 +147,18 @@ def build_server(mem: "Memory") -> "MCPServer":
 
     @server.tool(description=RESOLVE)
     def resolve(conflict_id: str, keep: str, text: str | None = None) -> dict:
+        if str(conflict_id).startswith("p-"):
+            # A memory waiting for confirmation was held back because it did not come from the
+            # user (or it steers the agent): only the user may confirm or drop it.
+            return _call(lambda: _refuse_pending(conflict_id))
         return {"resolved": _call(lambda: mem.resolve(conflict_id, keep, text)).to_json(), "kept": keep}
 
     def _read(path) -> str:  # type: ignore[no-untyped-def]
+        from memdream.model.secrets import shown_text
         from memdream.store.writer import decode, read_file
 
         data, state = read_file(path)
-        return decode(data, path) if state.exists else ""
+        return shown_text(decode(data, path)) if state.exists else ""  # a hand-typed token is not served
 
     @server.resource("memdream://MEMORY.md", name="MEMORY.md", description="The resident memory: rules, identity, instructions, preferences.", mime_type="text/markdown")
     def memory_md() -> str:
@@ -150,7 +167,9 @@ def build_server(mem: "Memory") -> "MCPServer":
 
     @server.resource("memdream://NOW.md", name="NOW.md", description="The workbench: current state and priorities.", mime_type="text/markdown")
     def now_md() -> str:
-        return mem.now() or "(NOW.md is empty)\n"
+        from memdream.model.secrets import shown_text
+
+        return shown_text(mem.now()) or "(NOW.md is empty)\n"
 
     @server.resource("memdream://daily/today", name="today's daily log", description="Today's daily memory memory/YYYY-MM-DD.md.", mime_type="text/markdown")
     def today() -> str:

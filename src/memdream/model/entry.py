@@ -79,6 +79,10 @@ class Entry:
     # The id of the entry that replaced this one when it ended by a merge (dreaming keeps one of
     # several near-duplicates, or merges a cluster into one new line: the sources point to it).
     superseded_by: str = ""
+    # Why the entry waits for the user's confirmation before it may be resident ("" when it
+    # does not): "unconfirmed" (an instruction or rule not from the user) or "injection"
+    # (it tells the agent to send data somewhere or to ignore its instructions).
+    pending: str = ""
     # Unknown key=value pairs found on the line, kept in order and written back unchanged.
     extra: tuple[tuple[str, str], ...] = ()
     # The list marker the line used ("-", "*" or "+"); kept so a hand-written line stays as typed.
@@ -132,4 +136,5 @@ class Entry:
             "end": self.end or None,
             "conflicts_with": self.conflicts_with or None,
             "superseded_by": self.superseded_by or None,
+            "pending": self.pending or None,
         }

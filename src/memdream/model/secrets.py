@@ -28,6 +28,15 @@ Two layers:
    *natural language*: people tell chat agents "my password is hunter2" or
    "银行卡密码 482913", which no code scanner looks for.
 
+Personal numbers that work like credentials are refused too (issue 17): a payment card
+number that passes the Luhn check next to a card word or a card-security word (CVV,
+安全码), a Chinese resident ID number with a valid province, birth date and check digit
+(GB 11643-1999), and a US social security number after a word that says so.  A card's last
+four digits, an order number or a phone number is not one of them.
+
+This module is longer than the usual 500 lines: most of it is the rules table (vendor
+formats, vocabulary, stop words), which reads best in one place.
+
 Decisions (what is *not* a credential here):
 
 * One-time codes (验证码, 动态密码, "your one-time password is 482913") expire in minutes
@@ -59,12 +68,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import importlib
 import re
 import threading
 from typing import Any, Callable, Optional
 
-__all__ = ["find_secret", "redact"]
+__all__ = ["find_secret", "redact", "shown_entry", "shown_text"]
 
 _engine: Optional["_Engine"] = None
 _engine_lock = threading.Lock()
@@ -102,6 +112,42 @@ def redact(text: str) -> tuple[str, list[str]]:
     return "\n".join(out), kinds
 
 
+# What memdream shows an agent instead of a line that holds a credential. The line itself
+# stays in the file (the file is the person's); `memdream doctor` names it, file:line.
+HIDDEN = "[hidden: this memory holds {kind}; credentials are never shown to an agent; run memdream doctor]"
+
+
+@functools.lru_cache(maxsize=8192)
+def _kind_cached(text: str) -> str | None:
+    return find_secret(text)
+
+
+def shown_text(text: str) -> str:
+    """`text` as memdream may show it to an agent: every line holding a credential replaced
+    by a note. The one function every outward path uses for text read back from the files
+    (index rows, raw-layer snippets, the MCP resources), whatever wrote it: a line typed by
+    hand never went through the write path's check. Cached, since the same lines are read
+    again and again."""
+    if not text or _kind_cached(text) is None:
+        return text
+    return redact(text)[0]
+
+
+def shown_entry(entry: Any) -> Any:
+    """An `Entry` as memdream may show it: its text replaced by a note if it holds a credential
+    (and the subject too, which a hand edit can fill as freely)."""
+    kind = _kind_cached(entry.text) if entry.text else None
+    subject_kind = _kind_cached(entry.subject) if entry.subject else None
+    if kind is None and subject_kind is None:
+        return entry
+    changes: dict[str, str] = {}
+    if kind is not None:
+        changes["text"] = HIDDEN.format(kind=kind)
+    if subject_kind is not None:
+        changes["subject"] = "[hidden]"
+    return entry.evolve(**changes)
+
+
 def _get_engine() -> "_Engine":
     global _engine
     with _engine_lock:
@@ -123,9 +169,11 @@ _CONNECTOR = (
     r"(?:"
     r"\s*(?:==?=?|:=|=>|->|[:：])"
     r"|['’]s|\s*(?:は|는|은)|\s+(?:ist|est|es|é)(?![A-Za-z0-9])"
-    r"|\s+(?:is|was|are|were|equals|as|will\s+be|has\s+been\s+(?:changed|set|reset|updated)\s+to"
-    r"|(?:is\s+)?now(?:\s+is)?|is\s+(?:still|just|actually|now)"
-    r"|(?:now\s+)?(?:changed|set|reset|updated)\s+to|to)(?![A-Za-z0-9])"
+    # Longer forms first: the engine takes the first alternative that fits, so "is" before
+    # "is now" would leave "now" as the value ("the root password is now toor_Staging_7").
+    r"|\s+(?:(?:is\s+)?now(?:\s+is)?|is\s+(?:still|just|actually|now)|has\s+been\s+(?:changed|set|reset|updated)\s+to"
+    r"|(?:got\s+|was\s+|is\s+)?(?:now\s+)?(?:changed|set|reset|updated)\s+to"
+    r"|is|was|are|were|equals|as|will\s+be|to)(?![A-Za-z0-9])"
     r"|\s*(?:现在|目前|一直|仍然|还|也|都|就|则|应该|统一|默认|设的)?"
     r"(?:是|为|為|叫|设为|设成|设置为|设置成|改为|改成|换成|变成|更新为|重置为)了?"
     r")"
@@ -165,6 +213,7 @@ _STOPWORDS = frozenset(
     neither be been being is was are were will would should could can may might must have
     has had do does did done get got going go same-as same_as default random generated
     factory original previous usual standard unique memorable birthday
+    found seen known shown pwned breached reused flagged detected listed involved among part
     str string int integer bytes bool boolean char text varchar number float double object
     field input true false nullable
     password passwords passwd pass pwd passcode passphrase pin token key code login
@@ -247,6 +296,8 @@ class _Engine:
             self._check_library_keywords,
             self._check_command_lines,
             self._check_recovery_material,
+            self._check_env_assignment,
+            self._check_personal_numbers,
         )
 
     def find(self, text: str) -> Optional[str]:
@@ -395,6 +446,36 @@ class _Engine:
                 return "a set of 2FA recovery codes"
         return None
 
+    def _check_env_assignment(self, text: str) -> Optional[str]:
+        """``AZURE_OPENAI_KEY=3f9a...``: a name ending in key/token/secret/... and a random value."""
+        if "=" not in text and ":" not in text:
+            return None
+        for m in self.r.env_assignment.finditer(text):
+            value = m.group("v").rstrip(".)]}>")
+            if self._key_value(value, m.group("name"), allow_slash=True):
+                return "an API key or secret"
+        return None
+
+    def _check_personal_numbers(self, text: str) -> Optional[str]:
+        """Card numbers (with a card word), Chinese resident ID numbers, US SSNs."""
+        r = self.r
+        if sum(c.isdigit() for c in text) < 9:
+            return None
+        for m in r.card_number.finditer(text):
+            digits = re.sub(r"[ \-]", "", m.group(0))
+            if 13 <= len(digits) <= 19 and _luhn_ok(digits) and len(set(digits)) > 1:
+                around = text[max(0, m.start() - 40) : m.end() + 60]
+                if r.card_security.search(around) or r.card_context.search(around):
+                    return "a payment card number"
+        for m in r.cn_id.finditer(text):
+            if _cn_id_ok(m):
+                return "a resident ID number"
+        for m in r.ssn.finditer(text):
+            area, group, serial = m.group("a"), m.group("g"), m.group("s")
+            if area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000":
+                return "a social security number"
+        return None
+
     # -- home-made: natural language ------------------------------------------------------
 
     def _check_natural_language(self, text: str) -> Optional[str]:
@@ -508,6 +589,8 @@ class _Engine:
         lowered = value.lower()
         if lowered in _STOPWORDS:
             return False
+        if len(value) >= 8 and max(value.count(ch) for ch in set(value)) * 2 > len(value):
+            return False  # "AIzaaaaaaaaaaaaa", "Xxxxxxxx1": a filler, not a password (gitleaks gcp.go fps)
         alpha, digit, symbol = _has_alpha(value), _has_digit(value), _has_symbol(value)
         if value.rstrip("#*").isdigit():
             # Digits (a keypad "#" allowed): a PIN-like password; 12345678 is still one.
@@ -530,8 +613,11 @@ class _Engine:
             return not (lowered.endswith(_STOP_SUFFIXES) and len(lowered) > 5)
         return False
 
-    def _key_value(self, value: str, word: str) -> bool:
-        """Is ``value`` (next to "api key", "token", "secret", "密钥") random enough?"""
+    def _key_value(self, value: str, word: str, allow_slash: bool = False) -> bool:
+        """Is ``value`` (next to "api key", "token", "secret", "密钥") random enough?
+
+        ``allow_slash``: a base64 value may start with "/" (an AWS secret key often does);
+        after ``NAME=`` it is judged as a key unless it has a dot (a file name) too."""
         r = self.r
         value = value.strip().strip("\"'`")
         if value[:2] in ("0x", "0X") and len(value) > 18:
@@ -540,9 +626,10 @@ class _Engine:
             return False
         if self.is_templated(value) or self.is_dollar(value) or r.placeholder.match(value):
             return False
-        if value.startswith(("pk_live_", "pk_test_", "sha256-", "sha384-", "sha512-", "ssh-")):
-            return False  # publishable keys, SRI hashes and public keys are public
-        if r.url_or_email.search(value) or r.path.match(value) or r.call_or_env.match(value):
+        if value.startswith(("pk_live_", "pk_test_", "pk.eyJ", "sha256-", "sha384-", "sha512-", "ssh-")):
+            return False  # publishable keys (Stripe, Mapbox), SRI hashes and public keys are public
+        looks_like_path = bool(r.path.match(value)) and not (allow_slash and "." not in value and _mixed_case(value))
+        if r.url_or_email.search(value) or looks_like_path or r.call_or_env.match(value):
             return False
         if self.is_uuid(value) and word.lower().endswith("id"):
             return False
@@ -589,7 +676,7 @@ class _Rules:
             # GitHub fine-grained PATs: the plugin knows only ghp_/gho_/ghu_/ghs_/ghr_.
             (c(r"github_pat_" + tail.format(r"[A-Za-z0-9_]{40,}")), "a GitHub token", True),
             # Google: no plugin.
-            (c(_B + r"AIza" + tail.format(r"[0-9A-Za-z_\-]{35}") + r"(?![0-9A-Za-z_\-])"), "a Google API key", False),
+            (c(_B + r"AIza" + tail.format(r"[0-9A-Za-z_\-]{35}") + r"(?![0-9A-Za-z_\-])"), "a Google API key", True),
             (c(_B + r"GOCSPX-" + tail.format(r"[0-9A-Za-z_\-]{28}")), "a Google OAuth client secret", True),
             # Hugging Face: no plugin.
             (c(_B + r"hf_" + tail.format(r"[A-Za-z0-9]{30,}") + _E), "a Hugging Face token", True),
@@ -613,6 +700,41 @@ class _Rules:
              "a chat webhook URL", False),
             (c(r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=" + tail.format(r"[0-9a-f\-]{32,}")),
              "a chat webhook URL", False),
+            # Formats found missing by the independent corpus (issue 17; tests/data/
+            # secret_corpus_independent.py names the scanner rule each comes from).
+            # Google OAuth access and refresh tokens (trufflehog googleoauth2).
+            (c(_B + r"ya29\." + tail.format(r"[0-9A-Za-z_\-]{30,}")), "a Google OAuth token", True),
+            (c(_B + r"1//0" + tail.format(r"[0-9A-Za-z_\-]{40,}")), "a Google OAuth refresh token", True),
+            # Mailgun private API keys (gitleaks mailgun.go): "key-" and 32 hex digits.
+            (c(_B + r"(?:pub)?key-" + tail.format(r"[0-9a-f]{32}") + _E), "a Mailgun API key", True),
+            # Mapbox secret tokens (gitleaks mapbox.go); "pk." ones are public.
+            (c(_B + r"sk\.eyJ" + tail.format(r"[A-Za-z0-9_\-]{40,}") + r"\.[A-Za-z0-9_\-]{16,}"), "a Mapbox secret token", True),
+            # Notion integration secrets (gitleaks notion.go).
+            (c(_B + r"secret_" + tail.format(r"[A-Za-z0-9]{43}") + _E), "a Notion integration secret", True),
+            (c(_B + r"ntn_\d{11}" + tail.format(r"[A-Za-z0-9]{35}") + _E), "a Notion integration secret", True),
+            # Firebase Cloud Messaging legacy server keys; a device token has no "AAAA" part.
+            (c(_B + r"AAAA[A-Za-z0-9_\-]{7}:APA91b" + tail.format(r"[A-Za-z0-9_\-]{100,}")), "a Firebase server key", True),
+            # Sentry auth tokens (trufflehog sentrytoken) and DSNs (a key in the URL's user part).
+            (c(_B + r"sntryu_" + tail.format(r"[a-f0-9]{64}") + _E), "a Sentry token", True),
+            (c(_B + r"sntrys_eyJ" + tail.format(r"[A-Za-z0-9+/=_\-]{40,}")), "a Sentry token", True),
+            (c(r"(?i)\bhttps?://" + tail.format(r"[0-9a-f]{32}") + r"(?::[0-9a-f]{32})?@[\w.\-]+(?::\d+)?/\d+"), "a Sentry DSN", True),
+            # Docker Hub personal and organisation access tokens (trufflehog dockerhub).
+            (c(_B + r"dckr_(?:pat|oat)_" + tail.format(r"[A-Za-z0-9_\-]{20,}")), "a Docker Hub token", True),
+            # gitleaks rules: Databricks, Dynatrace, Linear, HashiCorp Vault, Grafana, Postman,
+            # Pulumi, Atlassian, Facebook, Flutterwave, Adyen, GitLab runner tokens.
+            (c(_B + r"dapi" + tail.format(r"[a-f0-9]{32}") + r"(?:-\d)?" + _E), "a Databricks token", True),
+            (c(_B + r"dt0c01\.[A-Z0-9]{24}\." + tail.format(r"[A-Z0-9]{64}") + _E), "a Dynatrace token", True),
+            (c(_B + r"lin_api_" + tail.format(r"[A-Za-z0-9]{40}") + _E), "a Linear API key", True),
+            (c(_B + r"hv[sbr]\." + tail.format(r"[A-Za-z0-9_\-]{24,}")), "a HashiCorp Vault token", True),
+            (c(_B + r"gls[a]_" + tail.format(r"[A-Za-z0-9]{32}") + r"_[a-f0-9]{8}" + _E), "a Grafana token", True),
+            (c(_B + r"glc_" + tail.format(r"[A-Za-z0-9+/]{32,}={0,2}")), "a Grafana token", True),
+            (c(_B + r"PMAK-[a-f0-9]{24}-" + tail.format(r"[a-f0-9]{34}") + _E), "a Postman API key", True),
+            (c(_B + r"pul-" + tail.format(r"[a-f0-9]{40}") + _E), "a Pulumi token", True),
+            (c(_B + r"ATATT3" + tail.format(r"[A-Za-z0-9_\-=]{100,}")), "an Atlassian API token", True),
+            (c(_B + r"EAA[A-Za-z0-9]{1,3}" + tail.format(r"[A-Za-z0-9]{80,}") + _E), "a Facebook access token", True),
+            (c(_B + r"FLWSECK(?:_TEST)?-" + tail.format(r"[a-h0-9]{32}") + r"-X"), "a Flutterwave secret key", True),
+            (c(_B + r"AQE[A-Za-z0-9]{2}" + tail.format(r"[A-Za-z0-9_\-]{60,}")), "an Adyen API key", True),
+            (c(_B + r"glrt-" + tail.format(r"[A-Za-z0-9_\-]{20,}")), "a GitLab runner token", True),
         ]
 
         self.pem_header = c(r"BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-*|PuTTY-User-Key-File-\d:?")
@@ -740,8 +862,11 @@ class _Rules:
 
         # Command lines and user/password pairs.
         self.cli_password = c(
-            r"(?:\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user)\s+['\"]?[^\s:'\"]+:['\"]?"
-            r"|\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p['\"]?)(?P<pw>[^\s'\"]{4,})"
+            r"(?:\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|--user)[=\s]\s*['\"]?[^\s:'\"]*:['\"]?"  # -u ":pw" too
+            r"|\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p['\"]?"
+            # docker login -u x -p pw / --password pw (not --password-stdin)
+            r"|\b(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n]{0,120}?\s(?:-p|--password)(?:=|\s+)['\"]?)"
+            r"(?P<pw>[^\s'\"]{4,})"
         )
         self.pair = c(
             r"(?i)(?:\b(?:log\s?in|sign\s?in|credentials?|creds|account)\b|账号|帐号|账户|帐户|用户名|登录|登陆)"
@@ -749,6 +874,28 @@ class _Rules:
             r"\s*(?:(?:is|are|with|as|using)\b|[:：=]|是|为|用|使用)?\s*"
             r"(?P<user>[A-Za-z0-9][A-Za-z0-9._@+\-]{1,63})\s*(?:/|\s:\s|[:：](?=\S)|\s+and\s+)\s*"
             r"(?P<pw>[^\s，。；！？、]{4,64})"
+        )
+        # NAME=value where the name says what it is: AZURE_OPENAI_KEY=..., "MAILGUN_SIGNING_KEY": "...",
+        # aws_secret_access_key=... (trufflehog azure_openai_test.go, gitleaks generic.go).
+        self.env_assignment = c(
+            r"(?i)(?<![A-Za-z0-9_])[\"']?(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_.\-][A-Za-z0-9]+)*?[_.\-]?"
+            r"(?:key|token|secret|password|passwd|pwd|dsn|credentials?|auth))[\"']?\s*(?::=|=>|[=:])\s*"
+            r"[\"'`]?(?P<v>[^\s\"'`,;\u3000-\u303f\u3400-\u9fff\uff00-\uffef]{16,512})"
+        )
+        # Payment cards: 13-19 digits in groups of 4 (or an unbroken run), Luhn-checked, and
+        # only next to a card or card-security word (an order number is not a card).
+        self.card_number = c(r"(?<![\d\-])(?:\d{4}[ \-]){2,3}\d{1,7}(?![\d\-])|(?<![\d\-])\d{13,19}(?![\d\-])")
+        self.card_context = c(
+            r"(?i)\b(?:credit|debit|card|visa|master\s?card|amex|american\s+express|discover|jcb|unionpay|maestro)\b"
+            r"|卡号|信用卡|银行卡|借记卡|储蓄卡|银联|招行卡|卡片"
+        )
+        self.card_security = c(r"(?i)\b(?:cvv2?|cvc2?|cid|csc|security\s+code|card\s+verification)\b|安全码|校验码|验证码后三位|背面三位")
+        # Chinese resident ID numbers (GB 11643-1999): region, birth date, sequence, check digit.
+        self.cn_id = c(r"(?<![0-9A-Za-z])([1-8]\d{5})((?:19|20)\d{2})(\d{2})(\d{2})(\d{3})([0-9Xx])(?![0-9A-Za-z])")
+        # US social security numbers, only after a word that says so.
+        self.ssn = c(
+            r"(?i)(?:\bssn\b|\bsocial\s+security(?:\s+(?:number|no\.?|#))?|社会安全号码?|社會安全號碼?)"
+            r"[^\d\n]{0,20}?(?<!\d)(?P<a>\d{3})[\- ]?(?P<g>\d{2})[\- ]?(?P<s>\d{4})(?!\d)"
         )
         self.seed_phrase = c(
             r"(?i)(?:(?:seed|recovery|mnemonic|secret|backup)\s+(?:phrase|words)|mnemonic|助记词|助記詞)"
@@ -795,6 +942,42 @@ _LIBRARY_VENDOR_PLUGINS: tuple[tuple[str, str, str, str], ...] = (
 # Not used as vendor plugins: IPPublicDetector (an IP address is not a credential),
 # KeywordDetector (used with a value check in _check_library_keywords), the high-entropy
 # plugins (entropy arithmetic only: context-free they flag hashes, IDs and public keys).
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+# First two digits of the region code: the provinces of GB/T 2260 (and 71/81/82 for
+# Taiwan, Hong Kong and Macao); an order number starting "20" or "90" is none of them.
+_CN_PROVINCES = frozenset(
+    "11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 52 53 54 61 62 63 64 65 71 81 82".split()
+)
+
+
+def _cn_id_ok(m: "re.Match[str]") -> bool:
+    """A GB 11643-1999 number: a province, a real birth date, the MOD 11-2 check digit."""
+    import datetime as _dt
+
+    region, year, month, day = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    if region[:2] not in _CN_PROVINCES:
+        return False
+    try:
+        _dt.date(year, month, day)
+    except ValueError:
+        return False
+    body = m.group(0)[:17]
+    check = "10X98765432"[sum(int(c) * w for c, w in zip(body, _CN_ID_WEIGHTS)) % 11]
+    return m.group(6).upper() == check
 
 
 def _whole_token(match: str, text: str) -> bool:

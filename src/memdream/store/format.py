@@ -148,6 +148,8 @@ def parse_line_checked(line: str, layer: str = "") -> ParsedLine:
                 fields["conflicts_with"] = value
             elif key == "by":
                 fields["superseded_by"] = value
+            elif key == "pend":
+                fields["pending"] = value
             elif key == "e":
                 encoded = value == "1"
             else:
@@ -210,6 +212,7 @@ def _meta_pairs(e: Entry) -> list[tuple[str, str]]:
     put("end", e.end)
     put("cf", e.conflicts_with)
     put("by", e.superseded_by)
+    put("pend", e.pending)
     return pairs
 
 
