@@ -520,7 +520,7 @@ class Memory:
 
     # -- recall (DESIGN section 6)
     def recall(self, query: str, k: int = 10, as_of: datetime | str | None = None, rank_by: str = "score") -> list[Hit]:
-        """The `k` best memories for `query`, scored recency + importance + relevance, with traces.
+        """The `k` best memories for `query`: relevance lifted by recency and importance, with traces.
 
         Only currently valid entries, or those valid at `as_of` (a datetime, or a date /
         ISO string; a bare date means the end of that day). Hits are counted (batched).
@@ -530,7 +530,7 @@ class Memory:
         when = self._as_of(as_of)
         self.sync()
         if rank_by not in ("score", "relevance"):
-            raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (recency + importance + relevance) or 'relevance'")
+            raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (relevance lifted by recency and importance) or 'relevance'")
         dense = self._dense(query)
         hits = recall_hits(
             self.index, self.scope, query, max(0, int(k)), self.clock.now(), as_of=when, rank_by=rank_by,

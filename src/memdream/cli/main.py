@@ -219,7 +219,7 @@ def list_(layer: str | None, include_ended: bool, vault: str | None, user: str |
 @_json_option
 @_handle_errors
 def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
-    """Recall the memories that best fit QUERY (recency + importance + relevance)."""
+    """Recall the memories that best fit QUERY (relevance, lifted by recency and importance)."""
     with _open(vault, user, agent) as mem:
         hits = mem.recall(query, k=k, as_of=as_of)
         warning = mem.last_warning

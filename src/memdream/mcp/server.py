@@ -47,7 +47,7 @@ instruction stored here waits for the user's confirmation (`conflicts` lists it)
 joins the resident memory."""
 
 RECALL = """Find the user's memories relevant to `query` (any language), best first, each with its id,
-text, type, subject, validity and a score (recency + importance + relevance). `as_of` (a date
+text, type, subject, validity and a score (relevance lifted by recency and importance). `as_of` (a date
 like 2026-06-20 or an ISO time) answers what was true then, including superseded memories."""
 
 CONTEXT = """The block to keep in mind for this conversation: the resident memory (rules, identity,
