@@ -1,9 +1,13 @@
-"""Recall scoring (DESIGN section 6): score = recency + importance + relevance, with a trace.
+"""Recall scoring (DESIGN section 6, as issue 14 amended it): relevance lifted by recency and
+importance, with a trace.
 
-Pure functions of an entry, the clock and the relevance signals: deterministic and
-testable with a frozen clock. The three parts are on purpose not on one scale: recency and
-relevance are in [0, 1], importance goes up to 2.0, so an important old warning can beat a
-merely similar new fact.
+    score = relevance x (1 + LIFT x (recency + importance) / (1 + IMPORTANCE_CAP))
+
+Pure functions of an entry, the clock and the relevance signals: deterministic and testable
+with a frozen clock. Recency (0..1) and importance (up to 2.0, so it weighs up to twice what
+recency does: an important old warning beats merely similar new trivia) keep the source
+document's meaning, but they only reorder memories that match the query comparably well;
+relevance (0..1, on an absolute scale) gates.
 """
 
 from __future__ import annotations
