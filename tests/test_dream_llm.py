@@ -133,8 +133,8 @@ def test_malformed_json_slow_replies_and_server_errors_skip_the_phase(tmp_path, 
     before = {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")}
     server.reply("this is not JSON at all {")
     server.reply('{"operations": []}', delay=2.0)
-    server.reply(status=500)
-    for expected in ("not valid JSON", "no answer", "no answer"):
+    server.reply(status=500, body='{"error": "out of memory"}')
+    for expected in ("not valid JSON", "no answer", "HTTP 500: {\"error\": \"out of memory\"}"):
         report = mem.dream(["deep"])
         assert report.phases[0].status == "skipped" and expected in report.phases[0].message
     assert {p: p.read_bytes() for p in before} == before

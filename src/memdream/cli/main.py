@@ -771,6 +771,8 @@ def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agen
                 continue
             for action in turn.actions:
                 click.echo(f"  [memory] {action}")
+            if turn.error:
+                click.echo(f"error: {turn.error}" + (f"\nhint: {turn.hint}" if turn.hint else ""), err=True)
             if turn.reply:
                 click.echo(turn.reply if turn.command else f"assistant> {turn.reply}")
             if turn.trimmed:

@@ -15,7 +15,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from memdream.dream import ledger
-from memdream.dream.ask import ask
+from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import Plan
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLMError
@@ -33,6 +33,8 @@ SYSTEM = """Summarize this conversation for the person's daily memory: the key e
 Use only what the conversation says; never guess or add anything. Write in the language of the conversation. Skip small talk.
 Never include passwords, keys or other credentials.
 Answer JSON only: {"events": ["...", "..."]}, or {"events": []} when nothing is worth keeping."""
+SCHEMA = list_schema("events", {"type": "string"})
+MAX_TOKENS = 800  # of the answer: MAX_EVENTS short lines
 
 
 @dataclass
@@ -97,7 +99,7 @@ def flush(mem: "Memory", day: date, transcripts: list[str] | None = None) -> Flu
             continue
         text = decode(data, path)[-MAX_CHARS:]
         try:
-            reply = ask(llm, SYSTEM, {"conversation": text}, plan, max_tokens=800)
+            reply = ask(llm, SYSTEM, {"conversation": text}, plan, max_tokens=MAX_TOKENS, schema=SCHEMA)
             events = operations(reply, "events")
         except (LLMError, Invalid) as exc:
             report.rejected.append({"what": os.path.basename(rel), "why": getattr(exc, "message", str(exc))})

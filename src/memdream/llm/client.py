@@ -14,7 +14,7 @@ What the client does on a real server:
 - Only what is safe to repeat is retried: a refused connection, 429 and 503. A read timeout is
   not: a single-slot local server keeps generating the abandoned request, and a second copy
   would only queue behind it. Any other error status is reported with the server's own words.
-- The read timeout grows with `max_tokens` (a phase that may write more gets longer).
+- The read timeout grows with `max_tokens` (a phase that may write more waits longer).
 - `Completion.seconds` and `LLMError.seconds` count every attempt, backoffs included.
 - An answer cut off at `max_tokens` (finish_reason "length") is reported as such.
 """
@@ -29,9 +29,8 @@ from typing import Any, Protocol
 
 from memdream.errors import ConfigError, MemdreamError
 
-TIMEOUT_S = 60.0  # [llm] timeout: the read timeout of a short request ...
-SLOW_TOKENS_PER_S = 10.0  # ... plus max_tokens at this (slow CPU) generation speed
-DEFAULT_MAX_TOKENS = 1000  # what the timeout allows for when a request sets no max_tokens
+TIMEOUT_S = 60.0  # [llm] timeout: the read timeout of an answer of up to ...
+TIMEOUT_TOKENS = 500  # ... this many tokens; a request that allows more waits proportionally longer
 CONNECT_TIMEOUT_S = 10.0
 RETRIES = 3  # attempts on refused connections, 429 and 503, with exponential backoff
 BACKOFF_S = 0.5
@@ -140,8 +139,10 @@ class OpenAICompatLLM:
         self._client = None  # one httpx.Client, made on first use: connections and TLS set-up are reused
 
     def read_timeout(self, max_tokens: int | None) -> float:
-        """The read timeout of one request: [llm] timeout plus max_tokens at a slow CPU's speed."""
-        return self.timeout + (max_tokens or DEFAULT_MAX_TOKENS) / SLOW_TOKENS_PER_S
+        """The read timeout of one request: [llm] timeout for up to TIMEOUT_TOKENS tokens of
+        answer, proportionally more for a larger max_tokens (the default 60 s then allows
+        about 8 tokens a second, below a small model's speed on two CPU cores)."""
+        return self.timeout * max(1.0, (max_tokens or 0) / TIMEOUT_TOKENS)
 
     @property
     def json_format(self) -> str:
