@@ -379,3 +379,23 @@ def test_clusters_start_from_the_strongest_link_not_from_small_talk() -> None:
     items = [(Entry(text=t, id=str(i)), set(tokens(t))) for i, t in enumerate(talk + pair)]
     groups = clusters(items)
     assert any({31, 32} <= set(g) for g in groups)  # the restatement pair is shown to the model
+
+
+def test_an_empty_flush_is_recorded_and_can_be_flushed_again(tmp_path, clock, server) -> None:
+    mem = open_mem(tmp_path / "vault", clock, server)
+    server.reply('{"events": []}')
+    rep = mem.flush([{"role": "user", "content": "我下周要去成都出差"}])
+    assert rep.status == "nothing kept" and rep.events == 0 and rep.flushed == [] and len(rep.empty) == 1
+    assert "flush" in rep.message and "empty" in rep.message
+    assert not (mem.vault.memory_dir(mem.scope) / "2026-06-01.md").exists()
+    from memdream.dream import ledger
+
+    assert ledger.records(mem)[-1]["empty"] == rep.empty and ledger.read_set(mem, "flushed") == set()
+    # Only invented events: nothing kept either.
+    server.reply('{"events": ["Lin moved to Berlin"]}')
+    again = mem.flush()
+    assert again.status == "nothing kept" and again.rejected and "'berlin'" in again.rejected[0]["why"]
+    server.reply('{"events": ["下周要去成都出差"]}')
+    third = mem.flush()
+    assert third.status == "flushed" and third.events == 1 and third.flushed == rep.empty
+    assert mem.flush().status == "nothing to flush" and len(server.requests) == 3

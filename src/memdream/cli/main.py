@@ -672,7 +672,9 @@ def flush(day: str | None, vault: str | None, user: str | None, agent: str | Non
     if as_json:
         _emit(rep.to_json())
     else:
-        click.echo(f"{rep.status}: {rep.message}" + (f" ({rep.log})" if rep.log else ""))
+        click.echo(f"{rep.status}: {rep.message}" + (f" ({rep.log})" if rep.log else "") + (f"; model time {rep.seconds:.1f} s" if rep.seconds else ""))
+        for r in rep.rejected:
+            click.echo(f"  rejected {r['what']}: {r['why']}")
 
 
 @cli.command()
