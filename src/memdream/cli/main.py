@@ -757,7 +757,9 @@ def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agen
     try:
         session = ChatSession(mem, mem.llm, budget)  # type: ignore[arg-type]
         if scheduler:
-            sched = _background_scheduler(vault, user, agent, loud=False)  # quiet: the chat owns the terminal
+            # Quiet (the chat owns the terminal), and the model jobs already due wait for their next
+            # slot: a chat's first turn never starts a night's dream on a one-slot model server.
+            sched = _background_scheduler(vault, user, agent, loud=False, defer=True)
         click.echo(f"memdream chat · scope {mem.scope.key} · /help for commands, /exit to leave", err=True)
         interactive = sys.stdin.isatty()
         while True:
@@ -815,11 +817,11 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         mem.close()
 
 
-def _background_scheduler(vault: str | None, user: str | None, agent: str | None, loud: bool):  # type: ignore[no-untyped-def]
+def _background_scheduler(vault: str | None, user: str | None, agent: str | None, loud: bool, defer: bool = False):  # type: ignore[no-untyped-def]
     """The dream scheduler as a background thread of a long-running shell, with its own Memory."""
     from memdream.dream.schedule import Scheduler
 
-    sched = Scheduler(lambda: _open(vault, user, agent), say=(lambda m: click.echo(f"{_now()}  {m}", err=True)) if loud else (lambda m: None))
+    sched = Scheduler(lambda: _open(vault, user, agent), say=(lambda m: click.echo(f"{_now()}  {m}", err=True)) if loud else (lambda m: None), defer=defer)
     sched.start()
     return sched
 
