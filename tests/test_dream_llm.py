@@ -399,3 +399,31 @@ def test_an_empty_flush_is_recorded_and_can_be_flushed_again(tmp_path, clock, se
     third = mem.flush()
     assert third.status == "flushed" and third.events == 1 and third.flushed == rep.empty
     assert mem.flush().status == "nothing to flush" and len(server.requests) == 3
+
+
+def test_the_diary_explains_a_phase_that_changed_nothing_with_all_its_model_time(tmp_path, clock, server) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    llm = OpenAICompatLLM(server.base_url, "fake-model", timeout=10, retries=3)
+    mem = Memory(load_config(vault, "me", "main", env={}), clock, llm=llm)
+    mem.vault.init()
+    for t in ("Lin drinks coffee every morning", "Lin takes coffee with oat milk"):
+        mem.remember(t, type="fact")
+    clock.advance(days=5)
+    server.reply(status=503, delay=0.3)
+    server.reply('{"operations": []}', delay=0.3)
+    report = mem.dream(["deep"])
+    deep = report.phases[0]
+    assert deep.status == "nothing to do" and deep.seconds >= 0.6 + 0.5  # both attempts and the backoff
+    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    assert "The model proposed nothing to change." in diary and f"{deep.seconds:.1f} s" in diary
+    # Cut off at max_tokens: said as such, with its time, in the report and the diary.
+    server.reply('{"operations": [{"op": "merge", "ids": [1, 2], "text": "' + "coffee " * 400 + '"}]}', delay=0.2)
+    report = mem.dream(["deep"])
+    deep = report.phases[0]
+    assert deep.status == "skipped" and "ran out of tokens" in deep.message and "answered" in deep.message and deep.seconds >= 0.2
+    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    assert "ran out of tokens" in diary and f"{deep.seconds:.1f} s" in diary
+    # Every phase asked for JSON with its schema.
+    assert all(r["response_format"]["type"] == "json_schema" for r in server.requests)
+    mem.close()

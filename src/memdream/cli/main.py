@@ -631,6 +631,8 @@ def dream(days: int, phases: tuple[str, ...], dry_run: bool, vault: str | None, 
         line = f"{names}: {p.status}" + (f", {p.message}" if p.message else "")
         if p.rejected:
             line += f" ({len(p.rejected)} rejected)"
+        if p.seconds:
+            line += f" [model {p.seconds:.1f} s]"
         click.echo(line)
         for f in p.failed:
             click.echo(f"  check failed: {f}")

@@ -41,6 +41,7 @@ class PhaseReport:
     rejected: list[dict[str, str]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     tokens: tuple[int, int] = (0, 0)
+    seconds: float = 0.0  # time spent on the model, every attempt counted (failed ones too)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +52,7 @@ class PhaseReport:
             "rejected": self.rejected,
             "failed": self.failed,
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
+            "seconds": round(self.seconds, 1),
         }
 
 
@@ -146,9 +148,10 @@ def dream(
                 last = str(state.get(phase, {}).get("rowid_hw" if phase == "light" else "inputs") or "")
                 plan = plans[phase](mem, days, "" if force and phase != "light" else last)
             except LLMError as exc:
-                plan = Plan(phase, status=f"Skipped: the model did not answer usefully ({exc.message}). Nothing was changed.")
+                why = "the model answered, but not usefully" if exc.answered else "the model could not be used"
+                plan = Plan(phase, status=f"Skipped: {why} ({exc.message}). Nothing was changed.", tokens=exc.tokens, seconds=exc.seconds)
         message = plan.status[len("Skipped: "):] if plan.status.startswith("Skipped: ") else plan.status
-        pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens)
+        pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens, seconds=plan.seconds)
         pr.rejected = [{"what": r.what, "why": r.why} for r in plan.rejected]
         applied: Applied | None = None
         if not plan.status:
@@ -189,14 +192,14 @@ def dream(
                 continue  # one status line for all the model phases
             no_model_said = True
             plan = Plan("model phases", status=NO_MODEL)
-        if pr.status != "nothing to do" or plan.rejected or plan.notes:
+        if pr.status != "nothing to do" or plan.rejected or plan.notes or plan.seconds:  # a model asked: the diary says what came of it
             sections.append(diary.section(plan, applied, mem.clock.now(), dry_run))
     text = "\n".join(s.rstrip("\n") + "\n" for s in sections)
     if dry_run:
         report.diary = text
         return report
     ledger.save_state(mem, state)
-    if report.changes or any(p.status in ("rolled back",) or p.rejected for p in report.phases):
+    if report.changes or any(p.status in ("rolled back",) or p.rejected or p.seconds for p in report.phases):
         path = mem.vault.memory_dir(mem.scope) / "dreams" / f"{now:%Y-%m-%d}.md"
         mem.writer.write_text(path, lambda old: (old if old else diary.header(f"{now:%Y-%m-%d}")) + ("\n" if old and not old.endswith("\n\n") else "") + text)
         report.diary = mem.vault.relpath(path)
