@@ -79,7 +79,41 @@ def test_ambiguous_note_is_settled_by_the_model(vault, clock, server) -> None:
     server.reply(json.dumps({"decision": "DELETE EVERYTHING"}))
     out = m.note("lessons", "migrations", "Run each migration in its own transaction block")
     assert out.kind == "UPDATE" and "mechanical decision kept" in m.knowledge.last_status
+    assert out.model.startswith("asked, but the model's answer was ignored") and "DELETE EVERYTHING" in out.model
     m.close()
+
+
+def test_note_add_says_whether_the_model_decided(vault, clock, server) -> None:
+    m = _mem(vault, clock, server)
+    first = m.note("lessons", "迁移", "Always run database migrations inside a transaction.")
+    assert first.model == "not asked: a new file" and first.to_json()["model"] == first.model
+    server.reply(json.dumps({"decision": "UPDATE", "reason": "refines it"}))
+    out = m.note("lessons", "迁移", "Run each migration in its own transaction block")
+    assert out.kind == "UPDATE" and out.model == "asked; the model decided UPDATE" and "settled by the model" in out.decision.why
+    assert server.requests[-1]["response_format"]["type"] == "json_schema"
+    clear = m.note("lessons", "迁移", "部署前先通知下游团队")
+    assert clear.model == "not asked: the comparison was clear" and len(server.requests) == 1
+    server.reply('{"decision": "NOOP", "reason": "' + "x" * 2000 + '"}')  # cut off at max_tokens
+    m.note("lessons", "db", "Always run database migrations inside a transaction.")
+    cut = m.note("lessons", "db", "Run each migration in its own transaction block")
+    assert "ignored" in cut.model and "ran out of tokens" in cut.model
+    m.close()
+    none = Memory(load_config(vault, "me", "main", env={}), clock)
+    assert none.note("lessons", "迁移", "Run every migration inside its own transaction").model == "not asked: no model is configured"
+    none.close()
+
+
+def test_cli_note_add_prints_what_the_model_did(tmp_path, server) -> None:
+    from click.testing import CliRunner
+
+    from memdream.cli.main import cli
+
+    v = str(tmp_path / "v")
+    env = {"MEMDREAM_LLM_BASE_URL": server.base_url, "MEMDREAM_LLM_MODEL": "fake"}
+    CliRunner().invoke(cli, ["note", "add", "lessons", "migrations", "Always run database migrations inside a transaction.", "--vault", v], env=env)
+    server.reply(status=500, body='{"error": "boom"}')
+    res = CliRunner().invoke(cli, ["note", "add", "lessons", "migrations", "Run each migration in its own transaction block", "--vault", v], env=env)
+    assert res.exit_code == 0 and "model: asked, but the model could not be used" in res.output and "boom" in res.output
 
 
 def test_unambiguous_notes_never_call_the_model(vault, clock, server) -> None:
@@ -122,9 +156,19 @@ def test_reflection_falls_back_when_the_model_fails(vault, clock, server) -> Non
     m.log("上线", "顺利")
     server.reply(body="{broken")
     path = m.reflect()
-    assert "mechanical summary" in path.read_text(encoding="utf-8") and "上线" in path.read_text(encoding="utf-8")
-    assert "mechanical summary instead" in m.knowledge.last_status
+    text = path.read_text(encoding="utf-8")
+    assert "mechanical summary" in text and "上线" in text and "no model configured" not in text
+    assert "could not be used" in text and "mechanical summary instead" in m.knowledge.last_status
+    # The model answered, but not JSON: said as such, not as "unavailable".
+    server.reply("Today went well, I think.")
+    text = m.reflect().read_text(encoding="utf-8")
+    assert "answered, but unusably" in text and "model answered, but its reflection was unusable" in m.knowledge.last_status
+    assert "unavailable" not in m.knowledge.last_status
+    assert server.requests[-1]["response_format"]["type"] == "json_schema"
     m.close()
+    none = Memory(load_config(vault, "me", "main", env={}), clock)
+    assert "generated_by: memdream (mechanical summary; no model configured)" in none.reflect().read_text(encoding="utf-8")
+    none.close()
 
 
 def test_memory_without_llm_configuration_has_none(mem) -> None:

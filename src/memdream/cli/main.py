@@ -376,6 +376,8 @@ def note_add(category: str, topic: str, text: str, priority: str | None, tags: t
         _emit(out.to_json())
     else:
         click.echo(f"{out.kind}: {out.path} ({out.decision.why})")
+        if out.model:
+            click.echo(f"  model: {out.model}")
         if out.kind == "CONFLICT":
             click.echo("  both versions are kept; decide with: memdream conflicts, then memdream resolve ID --keep a|b|both|edit")
 
