@@ -263,19 +263,25 @@ def test_json_schema_first_then_json_object_then_text_remembered() -> None:
         srv.reply('{"ok": 2}')  # no schema given: json_object
         llm.complete([{"role": "user", "content": "x"}], json_mode=True)
         assert srv.requests[-1]["response_format"] == {"type": "json_object"}
-    with FakeLLMServer(reject_formats=("json_schema",)) as srv:
+    with FakeLLMServer(reject_formats=("json_schema",)) as srv:  # llama-cpp-python: its json_object takes a schema
         srv.reply('{"ok": 3}')
         llm = OpenAICompatLLM(srv.base_url, "m")
         assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 3}
         assert [r["response_format"]["type"] for r in srv.requests] == ["json_schema", "json_object"]
+        assert srv.requests[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
         srv.reply('{"ok": 4}')
         OpenAICompatLLM(srv.base_url, "m").complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA)  # another client, same process
+        assert srv.requests[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA} and len(srv.requests) == 3
+    with FakeLLMServer(reject_formats=("json_schema", "json_object+schema")) as srv:
+        srv.reply('{"ok": 7}')
+        llm = OpenAICompatLLM(srv.base_url, "m")
+        assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 7}
         assert srv.requests[-1]["response_format"] == {"type": "json_object"} and len(srv.requests) == 3
-    with FakeLLMServer(reject_formats=("json_schema", "json_object")) as srv:
+    with FakeLLMServer(reject_formats=("json_schema", "json_object+schema", "json_object")) as srv:
         srv.reply('Sure! Here it is: {"ok": 5} Hope that helps.')
         llm = OpenAICompatLLM(srv.base_url, "m")
         assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 5}
         assert "response_format" not in srv.requests[-1] and llm.json_format == "text"
         srv.reply('{"ok": 6}')
         llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA)
-        assert "response_format" not in srv.requests[-1] and len(srv.requests) == 4
+        assert "response_format" not in srv.requests[-1] and len(srv.requests) == 5

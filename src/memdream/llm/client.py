@@ -8,8 +8,9 @@ at a real llama.cpp server.
 
 What the client does on a real server:
 - JSON is asked for in the strongest form the server takes: a JSON schema in
-  `response_format`, else `{"type": "json_object"}`, else plain text from which the JSON is
-  extracted. A server that rejects one form is asked again with the next at once, and the
+  `response_format` (`{"type": "json_schema"}`: OpenAI, vLLM, Ollama, llama.cpp's own server),
+  else `{"type": "json_object", "schema": ...}` (llama-cpp-python's form of the same), else
+  `{"type": "json_object"}`, else plain text from which the JSON is extracted. A server that rejects one form is asked again with the next at once, and the
   form that worked is remembered for the process (per server and model).
 - Only what is safe to repeat is retried: a refused connection, 429 and 503. A read timeout is
   not: a single-slot local server keeps generating the abandoned request, and a second copy
@@ -37,7 +38,7 @@ BACKOFF_S = 0.5
 RETRY_STATUS = frozenset({429, 503})
 
 # The forms of JSON output, strongest first, and the first one each server took (per process).
-FORMATS = ("json_schema", "json_object", "text")
+FORMATS = ("json_schema", "json_object+schema", "json_object", "text")
 _format_ok: dict[str, int] = {}
 _format_lock = threading.Lock()
 
@@ -153,6 +154,8 @@ class OpenAICompatLLM:
         form = FORMATS[level]
         if form == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        if form == "json_object+schema":
+            return {"type": "json_object", "schema": schema}
         if form == "json_object":
             return {"type": "json_object"}
         return None
@@ -178,7 +181,7 @@ class OpenAICompatLLM:
             body["max_tokens"] = max_tokens
         level = -1
         if json_mode:
-            level = max(_format_ok.get(self.model_id, 0), 0 if schema else 1)
+            level = max(_format_ok.get(self.model_id, 0), 0 if schema else FORMATS.index("json_object"))
             fmt = self._response_format(level, schema)
             if fmt:
                 body["response_format"] = fmt

@@ -14,7 +14,8 @@ what a real local server does:
   pydantic-style body;
 - a reply longer than `max_tokens` (4 characters a token) is cut off, finish_reason "length";
 - `reject_formats` names the `response_format` types it rejects (HTTP 422, as a FastAPI server
-  does), `reject_json_mode=True` rejects every one;
+  does; "json_object+schema" is a json_object with a schema), `reject_json_mode=True` rejects
+  every one;
 - `slots=1` answers one request at a time, as a single-slot server does: a request sent while
   another is generating waits behind it (even when its client gave up on the first).
 """
@@ -65,7 +66,7 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.errors: list[tuple[int, str]] = []  # (status, body) of every request it rejected
         self.default: Callable[[dict[str, Any]], str | Scripted] | None = None
-        self.reject_formats = ("json_schema", "json_object", "text") if reject_json_mode else tuple(reject_formats)
+        self.reject_formats = ("json_schema", "json_object+schema", "json_object", "text") if reject_json_mode else tuple(reject_formats)
         self.missing_tool_choice = missing_tool_choice  # what a request with tools but no tool_choice gets
         self._slot = threading.Semaphore(slots) if slots else None
         server = self
@@ -83,7 +84,8 @@ class FakeLLMServer:
                 req = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(req)
                 fmt = req.get("response_format")
-                if isinstance(fmt, dict) and fmt.get("type") in server.reject_formats:
+                kind = "json_object+schema" if isinstance(fmt, dict) and fmt.get("type") == "json_object" and "schema" in fmt else fmt.get("type") if isinstance(fmt, dict) else None
+                if kind in server.reject_formats:
                     self._reject(422, json.dumps({"detail": [{"type": "literal_error", "loc": ["body", "response_format", "type"], "msg": "Input should be 'text' or 'json_object'", "input": fmt.get("type")}]}))
                     return
                 bad = _invalid_message(req)
