@@ -743,7 +743,7 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
 
 @cli.command()
 @click.option("--budget", type=click.IntRange(500, 200_000), default=6000, show_default=True, help="Tokens of conversation kept in the model's context; older turns are summarized into the daily memory.")
-@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background during the chat.")
+@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background during the chat (model jobs already due at the start wait for their next slot).")
 @_scope_options
 @_handle_errors
 def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agent: str | None) -> None:
