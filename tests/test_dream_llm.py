@@ -126,13 +126,13 @@ def test_deep_rejects_every_invalid_operation_and_changes_nothing(coffee, server
 
 
 def test_malformed_json_slow_replies_and_server_errors_skip_the_phase(tmp_path, clock, server) -> None:
-    mem = open_mem(tmp_path / "vault", clock, server, timeout=0.5)
+    mem = open_mem(tmp_path / "vault", clock, server, timeout=1.5)
     for t in ("Lin drinks coffee every morning", "Lin takes coffee with oat milk"):
         mem.remember(t, type="fact")
     clock.advance(days=5)
     before = {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")}
     server.reply("this is not JSON at all {")
-    server.reply('{"operations": []}', delay=2.0)
+    server.reply('{"operations": []}', delay=4.0)
     server.reply(status=500, body='{"error": "out of memory"}')
     for expected in ("not valid JSON", "no answer", "HTTP 500: {\"error\": \"out of memory\"}"):
         report = mem.dream(["deep"])

@@ -206,7 +206,7 @@ class OpenAICompatLLM:
                 continue
             except httpx.TimeoutException as exc:
                 raise LLMError(
-                    f"{url} gave no answer within {read:.0f} s; it was not asked again (a local server keeps working on the request, and a second copy would wait behind it)",
+                    f"{url} gave no answer within {read:g} s; it was not asked again (a local server keeps working on the request, and a second copy would wait behind it)",
                     "raise [llm] timeout in memdream.toml, or use a faster model",
                     time.monotonic() - t0,
                 ) from exc
