@@ -248,6 +248,8 @@ def test_a_truncated_answer_is_reported_as_truncation(server) -> None:
     assert "ran out of tokens" in info.value.message and "max_tokens=50" in info.value.message and info.value.answered
     server.reply('{"ok": true} and some chatter after it')
     assert OpenAICompatLLM(server.base_url, "m").complete([{"role": "user", "content": "x"}]).json() == {"ok": True}
+    server.reply('{"facts": [{"text": "Lin likes\ttea\n"}]}')  # raw control characters, as SmolLM2 wrote them
+    assert OpenAICompatLLM(server.base_url, "m").complete([{"role": "user", "content": "x"}]).json() == {"facts": [{"text": "Lin likes\ttea\n"}]}
 
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "integer"}}, "required": ["ok"]}

@@ -88,12 +88,16 @@ def entries(vault: Path) -> dict[str, set[tuple]]:
 
 def protocol_ok(proxy, since: int = 0) -> None:  # type: ignore[no-untyped-def]
     """No request rejected, except the one probe for `json_schema` the client makes per process
-    (llama-cpp-python takes its schema in `json_object`), which the client then remembers."""
+    (llama-cpp-python 0.3.36 answers it with HTTP 500 and a validation error naming
+    response_format, and takes its schema in `json_object`), which the client then remembers."""
+
+    def probe(x) -> bool:  # type: ignore[no-untyped-def]
+        return x.status in (400, 422, 500) and (x.body.get("response_format") or {}).get("type") == "json_schema" and "response_format" in x.answer
+
     bad = [x for x in proxy.exchanges[since:] if x.status != 200]
-    probes = [x for x in bad if x.status == 422 and (x.body.get("response_format") or {}).get("type") == "json_schema"]
-    others = [x for x in bad if x not in probes]
+    others = [x for x in bad if not probe(x)]
     assert not others, [(x.status, x.answer[:300]) for x in others]
-    assert len([x for x in proxy.exchanges if x.status == 422]) <= 1  # remembered for the process
+    assert len([x for x in proxy.exchanges if probe(x)]) <= 1  # remembered for the process
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +138,7 @@ def test_flush(vault, llm_server) -> None:
     if rep.status == "flushed":
         assert rep.events > 0 and set(rep.flushed) <= flushed
         text = daily.read_text(encoding="utf-8")
-        source = "\n".join(x["content"] for x in CONVERSATION)
+        source = "\n".join((vault / rel).read_text(encoding="utf-8") for rel in rep.flushed)  # what the model was shown
         for line in text.split("Conversation summary", 1)[1].splitlines():
             if line.startswith("- "):
                 assert not find_secret(line) and not [w for w in ungrounded(line[2:], [source]) if w], line  # the cage held

@@ -82,7 +82,7 @@ class Completion:
 
     def json(self) -> Any:
         """The reply parsed as JSON: the first JSON object or list in it (a ```json fence,
-        leading or trailing prose are tolerated). A reply cut off at max_tokens is reported
+        leading or trailing prose, raw newlines in strings are tolerated). A reply cut off at max_tokens is reported
         as that, not as bad JSON."""
         t = self.text.strip()
         if t.startswith("```"):
@@ -92,7 +92,9 @@ class Completion:
         if start > 0:
             t = t[start:]
         try:
-            return json.JSONDecoder().raw_decode(t)[0] if start >= 0 else json.loads(t)
+            # strict=False: a raw newline inside a string (small models write them, even under a
+            # grammar) is read as the escaped one would be; the cage checks the text either way.
+            return json.JSONDecoder(strict=False).raw_decode(t)[0] if start >= 0 else json.loads(t, strict=False)
         except ValueError as exc:
             if self.truncated:
                 raise LLMError(

@@ -13,9 +13,9 @@ what a real local server does:
 - a message whose content is not a string (`"content": null`) is rejected with HTTP 500 and a
   pydantic-style body;
 - a reply longer than `max_tokens` (4 characters a token) is cut off, finish_reason "length";
-- `reject_formats` names the `response_format` types it rejects (HTTP 422, as a FastAPI server
-  does; "json_object+schema" is a json_object with a schema), `reject_json_mode=True` rejects
-  every one;
+- `reject_formats` names the `response_format` types it rejects (HTTP 500 with a validation
+  error naming the field, as llama-cpp-python 0.3.36 answers `json_schema`; "json_object+schema"
+  is a json_object with a schema), `reject_json_mode=True` rejects every one;
 - `slots=1` answers one request at a time, as a single-slot server does: a request sent while
   another is generating waits behind it (even when its client gave up on the first).
 """
@@ -85,8 +85,8 @@ class FakeLLMServer:
                 server.requests.append(req)
                 fmt = req.get("response_format")
                 kind = "json_object+schema" if isinstance(fmt, dict) and fmt.get("type") == "json_object" and "schema" in fmt else fmt.get("type") if isinstance(fmt, dict) else None
-                if kind in server.reject_formats:
-                    self._reject(422, json.dumps({"detail": [{"type": "literal_error", "loc": ["body", "response_format", "type"], "msg": "Input should be 'text' or 'json_object'", "input": fmt.get("type")}]}))
+                if kind in server.reject_formats:  # as llama-cpp-python 0.3.36 does: a 500 naming the field
+                    self._reject(500, json.dumps({"error": {"message": f"1 validation error: {{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': '{fmt.get('type')}'}}", "type": "internal_server_error"}}))
                     return
                 bad = _invalid_message(req)
                 if bad:
