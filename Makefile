@@ -42,7 +42,7 @@ $(LLM_VENV)/.built:
 	echo "built in $$(( $$(date +%s) - start )) s" | tee -a $(LLM_CACHE)/build.log
 	@touch $@
 
-test-llm: $(STAMP) $(LLM_VENV)/.built
+test-llm: $(STAMP) $(if $(MEMDREAM_TEST_LLM_UPSTREAM),,$(LLM_VENV)/.built)
 	MEMDREAM_TEST_LLM_PYTHON=$(LLM_VENV)/bin/python MEMDREAM_TEST_LLM_LOG=$(LLM_CACHE) $(BIN)/python -m pytest tests_llm -v -s -p no:cacheprovider
 
 bench: $(STAMP)

@@ -8,6 +8,7 @@ applied), the truth of every status and diary line, and that undo restores the v
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -26,7 +27,7 @@ from memdream.memory import Memory
 from memdream.model.secrets import find_secret
 from memdream.store.format import parse_document
 
-MODEL = "smollm2-135m"
+MODEL = os.environ.get("MEMDREAM_TEST_LLM_MODEL") or "smollm2-135m"  # llama-cpp-python serves its one model under any name
 FORCED = {"type": "function", "function": {"name": "manage_memory"}}
 OLD = [  # (text, type, subject): written 10 days ago, so deep may merge them
     ("Lin drinks coffee every morning", "fact", None),
