@@ -231,6 +231,13 @@ def test_a_read_timeout_is_not_asked_again() -> None:
         assert "not asked again" in info.value.message and "timeout" in info.value.hint
         assert info.value.seconds >= 0.3
         assert len(srv.requests) == 1 and len(srv.queue) == 1
+    with FakeLLMServer(slots=1) as srv:  # the next request waits behind the abandoned one: it gets longer
+        srv.reply("late", delay=2.5)
+        srv.reply("next")
+        llm = OpenAICompatLLM(srv.base_url, "m", timeout=1.0)
+        with pytest.raises(LLMError):
+            llm.complete([{"role": "user", "content": "x"}])
+        assert llm.complete([{"role": "user", "content": "y"}]).text == "next"
 
 
 def test_the_read_timeout_grows_with_max_tokens() -> None:

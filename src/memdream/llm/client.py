@@ -14,7 +14,8 @@ What the client does on a real server:
   form that worked is remembered for the process (per server and model).
 - Only what is safe to repeat is retried: a refused connection, 429 and 503. A read timeout is
   not: a single-slot local server keeps generating the abandoned request, and a second copy
-  would only queue behind it. Any other error status is reported with the server's own words.
+  would only queue behind it. The next request of the process is given that much longer
+  (once more the abandoned request's timeout), since it may have to wait for it. Any other error status is reported with the server's own words.
 - The read timeout grows with `max_tokens` (a phase that may write more waits longer).
 - `Completion.seconds` and `LLMError.seconds` count every attempt, backoffs included.
 - An answer cut off at `max_tokens` (finish_reason "length") is reported as such.
@@ -140,6 +141,7 @@ class OpenAICompatLLM:
         self.retries = max(1, retries)
         self.model_id = f"{self.base_url}:{model}"
         self._client = None  # one httpx.Client, made on first use: connections and TLS set-up are reused
+        self._busy_until = 0.0  # a request abandoned at its read timeout may keep the server busy until then
 
     def read_timeout(self, max_tokens: int | None) -> float:
         """The read timeout of one request: [llm] timeout for up to TIMEOUT_TOKENS tokens of
@@ -192,9 +194,9 @@ class OpenAICompatLLM:
             body["tool_choice"] = tool_choice or "auto"
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         url = f"{self.base_url}/chat/completions"
-        read = self.read_timeout(max_tokens)
-        timeout = httpx.Timeout(read, connect=min(CONNECT_TIMEOUT_S, read))
         t0 = time.monotonic()
+        read = self.read_timeout(max_tokens) + max(0.0, self._busy_until - t0)
+        timeout = httpx.Timeout(read, connect=min(CONNECT_TIMEOUT_S, read))
         last = ""
         attempt = 0
         while attempt < self.retries:
@@ -207,6 +209,7 @@ class OpenAICompatLLM:
                     time.sleep(BACKOFF_S * 2 ** (attempt - 1))
                 continue
             except httpx.TimeoutException as exc:
+                self._busy_until = time.monotonic() + read
                 raise LLMError(
                     f"{url} gave no answer within {read:g} s; it was not asked again (a local server keeps working on the request, and a second copy would wait behind it)",
                     "raise [llm] timeout in memdream.toml, or use a faster model",
