@@ -166,3 +166,51 @@ def test_the_message_just_typed_is_not_sent_back_as_a_past_conversation(tmp_path
     snippets = system.split("## From past conversations", 1)[1]
     assert "花生牛奶" not in snippets and "花生酱面包" not in snippets, system  # this session's turns are in the context already
     assert "我对花生过敏" in snippets
+
+
+def test_tool_calls_reach_a_server_that_needs_tool_choice_and_content_is_never_null(tmp_path: Path, clock, server) -> None:
+    """llama-cpp-python takes a missing tool_choice as "none" and rejects `"content": null`
+    with HTTP 500 (the fake server does both by default)."""
+    mem = open_mem(tmp_path / "v", clock, server)
+    chat = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    server.reply(tool_calls=[call("add", text="I live in Lisbon", subject="location")])
+    server.reply("Noted.")
+    turn = chat.send("I live in Lisbon")
+    assert turn.actions and turn.actions[0].startswith("remembered") and not turn.error
+    assert server.requests[0]["tool_choice"] == "auto" and server.errors == []
+    sent = server.requests[1]["messages"]
+    assert all(isinstance(m["content"], str) for m in sent)
+    assert any(m["role"] == "assistant" and m.get("tool_calls") for m in sent)
+    assert [e.text for e in mem.list()] == ["I live in Lisbon"]
+
+
+def test_a_refused_request_leaves_the_context_and_later_turns_work(tmp_path: Path, clock, server) -> None:
+    mem = open_mem(tmp_path / "v", clock, server)
+    chat = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    server.reply(status=500, body='{"error": {"message": "context window exceeded"}}')
+    turn = chat.send("你好")
+    assert turn.error and "context window exceeded" in turn.error and turn.reply == ""
+    assert len(server.requests) == 1  # a 500 is not retried
+    server.reply("你好！")
+    turn = chat.send("再说一次")
+    assert turn.reply == "你好！" and not turn.error
+    assert [m["content"] for m in server.requests[-1]["messages"][1:]] == ["再说一次"]  # the failed turn left the context
+
+
+def test_a_forced_tool_choice_applies_to_the_first_round_only(tmp_path: Path, clock, server) -> None:
+    mem = open_mem(tmp_path / "v", clock, server)
+    chat = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    forced = {"type": "function", "function": {"name": "manage_memory"}}
+    server.reply(tool_calls=[call("add", text="I prefer dark themes", type="preference")])
+    server.reply("OK")
+    chat.send("I prefer dark themes", tool_choice=forced)
+    assert server.requests[0]["tool_choice"] == forced and server.requests[1]["tool_choice"] == "auto"
+
+
+def test_a_cut_off_reply_says_so(tmp_path: Path, clock, server) -> None:
+    mem = open_mem(tmp_path / "v", clock, server)
+    chat = ChatSession(mem, mem.llm)  # type: ignore[arg-type]
+    server.reply("word " * 2000)
+    turn = chat.send("tell me a long story")
+    assert turn.reply.endswith("(cut off: the model ran out of tokens)")
+    assert server.requests[0]["max_tokens"] > 0

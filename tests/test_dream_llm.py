@@ -126,15 +126,15 @@ def test_deep_rejects_every_invalid_operation_and_changes_nothing(coffee, server
 
 
 def test_malformed_json_slow_replies_and_server_errors_skip_the_phase(tmp_path, clock, server) -> None:
-    mem = open_mem(tmp_path / "vault", clock, server, timeout=0.5)
+    mem = open_mem(tmp_path / "vault", clock, server, timeout=1.5)
     for t in ("Lin drinks coffee every morning", "Lin takes coffee with oat milk"):
         mem.remember(t, type="fact")
     clock.advance(days=5)
     before = {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")}
     server.reply("this is not JSON at all {")
-    server.reply('{"operations": []}', delay=2.0)
-    server.reply(status=500)
-    for expected in ("not valid JSON", "no answer", "no answer"):
+    server.reply('{"operations": []}', delay=4.0)
+    server.reply(status=500, body='{"error": "out of memory"}')
+    for expected in ("not valid JSON", "no answer", "HTTP 500: {\"error\": \"out of memory\"}"):
         report = mem.dream(["deep"])
         assert report.phases[0].status == "skipped" and expected in report.phases[0].message
     assert {p: p.read_bytes() for p in before} == before
@@ -381,3 +381,51 @@ def test_clusters_start_from_the_strongest_link_not_from_small_talk() -> None:
     items = [(Entry(text=t, id=str(i)), set(tokens(t))) for i, t in enumerate(talk + pair)]
     groups = clusters(items)
     assert any({31, 32} <= set(g) for g in groups)  # the restatement pair is shown to the model
+
+
+def test_an_empty_flush_is_recorded_and_can_be_flushed_again(tmp_path, clock, server) -> None:
+    mem = open_mem(tmp_path / "vault", clock, server)
+    server.reply('{"events": []}')
+    rep = mem.flush([{"role": "user", "content": "我下周要去成都出差"}])
+    assert rep.status == "nothing kept" and rep.events == 0 and rep.flushed == [] and len(rep.empty) == 1
+    assert "flush" in rep.message and "empty" in rep.message
+    assert not (mem.vault.memory_dir(mem.scope) / "2026-06-01.md").exists()
+    from memdream.dream import ledger
+
+    assert ledger.records(mem)[-1]["empty"] == rep.empty and ledger.read_set(mem, "flushed") == set()
+    # Only invented events: nothing kept either.
+    server.reply('{"events": ["Lin moved to Berlin"]}')
+    again = mem.flush()
+    assert again.status == "nothing kept" and again.rejected and "'berlin'" in again.rejected[0]["why"]
+    server.reply('{"events": ["下周要去成都出差"]}')
+    third = mem.flush()
+    assert third.status == "flushed" and third.events == 1 and third.flushed == rep.empty
+    assert mem.flush().status == "nothing to flush" and len(server.requests) == 3
+
+
+def test_the_diary_explains_a_phase_that_changed_nothing_with_all_its_model_time(tmp_path, clock, server) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    llm = OpenAICompatLLM(server.base_url, "fake-model", timeout=10, retries=3)
+    mem = Memory(load_config(vault, "me", "main", env={}), clock, llm=llm)
+    mem.vault.init()
+    for t in ("Lin drinks coffee every morning", "Lin takes coffee with oat milk"):
+        mem.remember(t, type="fact")
+    clock.advance(days=5)
+    server.reply(status=503, delay=0.3)
+    server.reply('{"operations": []}', delay=0.3)
+    report = mem.dream(["deep"])
+    deep = report.phases[0]
+    assert deep.status == "nothing to do" and deep.seconds >= 0.6 + 0.5  # both attempts and the backoff
+    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    assert "The model proposed nothing to change." in diary and f"{deep.seconds:.1f} s" in diary
+    # Cut off at max_tokens: said as such, with its time, in the report and the diary.
+    server.reply('{"operations": [{"op": "merge", "ids": [1, 2], "text": "' + "coffee " * 400 + '"}]}', delay=0.2)
+    report = mem.dream(["deep"])
+    deep = report.phases[0]
+    assert deep.status == "skipped" and "ran out of tokens" in deep.message and "answered" in deep.message and deep.seconds >= 0.2
+    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    assert "ran out of tokens" in diary and f"{deep.seconds:.1f} s" in diary
+    # Every phase asked for JSON with its schema.
+    assert all(r["response_format"]["type"] == "json_schema" for r in server.requests)
+    mem.close()

@@ -110,3 +110,29 @@ def test_the_background_thread_never_blocks_a_turn(vault: Path, clock) -> None:
     assert any(s.startswith("light:") for s in said)
     assert mem.history("所在地")[0].layer == "archive"
     mem.close()
+
+
+def test_a_chat_scheduler_defers_the_model_jobs_already_due() -> None:
+    start = at(10, 10)
+    assert jobs_due(start, {}, CFG, not_before=start) == ["light"]  # a fresh state: no dream on the first turn
+    assert jobs_due(at(10, 23, 56), {"sched:light": at(10, 23, 0).isoformat()}, CFG, not_before=start) == ["flush:2026-06-10"]
+    state = {"sched:light": at(11, 2, 59).isoformat(), "sched:flush": at(10, 23, 55).isoformat()}
+    assert jobs_due(at(11, 3, 1), state, CFG, not_before=start) == ["nightly"]  # its slot came during the chat
+    assert jobs_due(start, {}, CFG) == ["flush:2026-06-09", "light", "nightly"]  # deferred, not dropped
+
+
+def test_a_chat_scheduler_sends_nothing_to_the_model_on_a_fresh_state(tmp_path: Path, clock) -> None:
+    with FakeLLMServer() as srv:
+        srv.default = lambda req: json.dumps({"operations": [], "events": []})
+        vault = tmp_path / "v"
+
+        def open_mem() -> Memory:
+            m = Memory(load_config(vault, "me", "main", env={}), clock, llm=OpenAICompatLLM(srv.base_url, "fake", retries=1))
+            m.vault.init()
+            return m
+
+        said: list[str] = []
+        Scheduler(open_mem, say=said.append, defer=True).run(once=True)
+        assert srv.requests == [] and [s.split(":")[0] for s in said] == ["light"]
+        Scheduler(open_mem, say=said.append).run(once=True)  # a daemon later catches up
+        assert any(s.startswith("nightly") for s in said)

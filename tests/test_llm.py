@@ -40,20 +40,12 @@ def test_server_without_json_mode_is_asked_again_without_it() -> None:
         assert "response_format" not in srv.requests[-1]  # remembered
 
 
-def test_retries_then_success_and_clear_failures(server) -> None:
-    server.reply(status=500)
-    server.reply(status=429)
-    server.reply("fine")
-    llm = OpenAICompatLLM(server.base_url, "m", retries=3)
-    assert llm.complete([{"role": "user", "content": "x"}]).text == "fine"
+def test_clear_failures(server) -> None:
     server.reply(body="not json at all")
-    with pytest.raises(LLMError):
-        llm.complete([{"role": "user", "content": "x"}])
-    server.reply("slow", delay=1.0)
-    server.reply("slow", delay=1.0)
+    llm = OpenAICompatLLM(server.base_url, "m", retries=3)
     with pytest.raises(LLMError) as info:
-        OpenAICompatLLM(server.base_url, "m", timeout=0.2, retries=2).complete([{"role": "user", "content": "x"}])
-    assert "attempts" in info.value.message and info.value.hint
+        llm.complete([{"role": "user", "content": "x"}])
+    assert "unexpected answer" in info.value.message
     with pytest.raises(LLMError):
         OpenAICompatLLM("http://127.0.0.1:9/v1", "m", retries=1).complete([{"role": "user", "content": "x"}])
     with pytest.raises(LLMError):
@@ -87,7 +79,41 @@ def test_ambiguous_note_is_settled_by_the_model(vault, clock, server) -> None:
     server.reply(json.dumps({"decision": "DELETE EVERYTHING"}))
     out = m.note("lessons", "migrations", "Run each migration in its own transaction block")
     assert out.kind == "UPDATE" and "mechanical decision kept" in m.knowledge.last_status
+    assert out.model.startswith("asked, but the model's answer was ignored") and "DELETE EVERYTHING" in out.model
     m.close()
+
+
+def test_note_add_says_whether_the_model_decided(vault, clock, server) -> None:
+    m = _mem(vault, clock, server)
+    first = m.note("lessons", "迁移", "Always run database migrations inside a transaction.")
+    assert first.model == "not asked: a new file" and first.to_json()["model"] == first.model
+    server.reply(json.dumps({"decision": "UPDATE", "reason": "refines it"}))
+    out = m.note("lessons", "迁移", "Run each migration in its own transaction block")
+    assert out.kind == "UPDATE" and out.model == "asked; the model decided UPDATE" and "settled by the model" in out.decision.why
+    assert server.requests[-1]["response_format"]["type"] == "json_schema"
+    clear = m.note("lessons", "迁移", "部署前先通知下游团队")
+    assert clear.model == "not asked: the comparison was clear" and len(server.requests) == 1
+    server.reply('{"decision": "NOOP", "reason": "' + "x" * 2000 + '"}')  # cut off at max_tokens
+    m.note("lessons", "db", "Always run database migrations inside a transaction.")
+    cut = m.note("lessons", "db", "Run each migration in its own transaction block")
+    assert "ignored" in cut.model and "ran out of tokens" in cut.model
+    m.close()
+    none = Memory(load_config(vault, "me", "main", env={}), clock)
+    assert none.note("lessons", "迁移", "Run every migration inside its own transaction").model == "not asked: no model is configured"
+    none.close()
+
+
+def test_cli_note_add_prints_what_the_model_did(tmp_path, server) -> None:
+    from click.testing import CliRunner
+
+    from memdream.cli.main import cli
+
+    v = str(tmp_path / "v")
+    env = {"MEMDREAM_LLM_BASE_URL": server.base_url, "MEMDREAM_LLM_MODEL": "fake"}
+    CliRunner().invoke(cli, ["note", "add", "lessons", "migrations", "Always run database migrations inside a transaction.", "--vault", v], env=env)
+    server.reply(status=500, body='{"error": "boom"}')
+    res = CliRunner().invoke(cli, ["note", "add", "lessons", "migrations", "Run each migration in its own transaction block", "--vault", v], env=env)
+    assert res.exit_code == 0 and "model: asked, but the model could not be used" in res.output and "boom" in res.output
 
 
 def test_unambiguous_notes_never_call_the_model(vault, clock, server) -> None:
@@ -130,12 +156,141 @@ def test_reflection_falls_back_when_the_model_fails(vault, clock, server) -> Non
     m.log("上线", "顺利")
     server.reply(body="{broken")
     path = m.reflect()
-    assert "mechanical summary" in path.read_text(encoding="utf-8") and "上线" in path.read_text(encoding="utf-8")
-    assert "mechanical summary instead" in m.knowledge.last_status
+    text = path.read_text(encoding="utf-8")
+    assert "mechanical summary" in text and "上线" in text and "no model configured" not in text
+    assert "could not be used" in text and "mechanical summary instead" in m.knowledge.last_status
+    # The model answered, but not JSON: said as such, not as "unavailable".
+    server.reply("Today went well, I think.")
+    text = m.reflect().read_text(encoding="utf-8")
+    assert "answered, but unusably" in text and "model answered, but its reflection was unusable" in m.knowledge.last_status
+    assert "unavailable" not in m.knowledge.last_status
+    assert server.requests[-1]["response_format"]["type"] == "json_schema"
     m.close()
+    none = Memory(load_config(vault, "me", "main", env={}), clock)
+    assert "generated_by: memdream (mechanical summary; no model configured)" in none.reflect().read_text(encoding="utf-8")
+    none.close()
 
 
 def test_memory_without_llm_configuration_has_none(mem) -> None:
     assert mem.llm is None
     with pytest.raises(MemdreamError):
         OpenAICompatLLM("", "")
+
+
+# -- what a real local server does (issue 16), reproduced by the fake server
+
+
+def test_tools_go_out_with_tool_choice_auto(server) -> None:
+    """A server that takes a missing tool_choice as "none" (llama-cpp-python) still gets to call tools."""
+    server.reply(tool_calls=[{"name": "manage_memory", "arguments": {"action": "add", "text": "x"}}])
+    llm = OpenAICompatLLM(server.base_url, "m")
+    tools = [{"type": "function", "function": {"name": "manage_memory", "parameters": {"type": "object"}}}]
+    c = llm.complete([{"role": "user", "content": "remember x"}], tools=tools)
+    assert server.requests[-1]["tool_choice"] == "auto" and c.tool_calls and c.tool_calls[0].name == "manage_memory"
+    forced = {"type": "function", "function": {"name": "manage_memory"}}
+    server.reply(tool_calls=[{"name": "manage_memory", "arguments": {"action": "add", "text": "y"}}])
+    llm.complete([{"role": "user", "content": "remember y"}], tools=tools, tool_choice=forced)
+    assert server.requests[-1]["tool_choice"] == forced
+
+
+def test_a_500_is_not_retried_and_shows_its_body(server) -> None:
+    llm = OpenAICompatLLM(server.base_url, "m", retries=3)
+    with pytest.raises(LLMError) as info:
+        llm.complete([{"role": "user", "content": "hi"}, {"role": "assistant", "content": None}])
+    assert len(server.requests) == 1  # not retried
+    assert "HTTP 500" in info.value.message and "Input should be a valid string" in info.value.message
+    assert "running" not in info.value.hint  # the server is running: it said what is wrong
+    server.reply(status=500, body='{"error": "model exploded"}')
+    with pytest.raises(LLMError) as info:
+        llm.complete([{"role": "user", "content": "x"}])
+    assert "model exploded" in info.value.message and len(server.requests) == 2
+
+
+def test_only_429_503_and_refused_connections_are_retried(server) -> None:
+    server.reply(status=503)
+    server.reply(status=429)
+    server.reply("fine")
+    llm = OpenAICompatLLM(server.base_url, "m", retries=3)
+    c = llm.complete([{"role": "user", "content": "x"}])
+    assert c.text == "fine" and len(server.requests) == 3
+    # every attempt is timed, the backoffs too (0.5 s + 1 s)
+    assert c.seconds >= 1.5
+    with pytest.raises(LLMError) as info:
+        OpenAICompatLLM("http://127.0.0.1:9/v1", "m", retries=2).complete([{"role": "user", "content": "x"}])
+    assert "after 2 attempts" in info.value.message and "running" in info.value.hint and info.value.seconds >= 0.5
+
+
+def test_a_read_timeout_is_not_asked_again() -> None:
+    """On a single-slot server a second copy would wait behind the first, which is still generating."""
+    with FakeLLMServer(slots=1) as srv:
+        srv.reply("late", delay=1.5)
+        srv.reply("second copy")
+        llm = OpenAICompatLLM(srv.base_url, "m", timeout=0.3, retries=3)
+        with pytest.raises(LLMError) as info:
+            llm.complete([{"role": "user", "content": "x"}], max_tokens=1)
+        assert "not asked again" in info.value.message and "timeout" in info.value.hint
+        assert info.value.seconds >= 0.3
+        assert len(srv.requests) == 1 and len(srv.queue) == 1
+    with FakeLLMServer(slots=1) as srv:  # the next request waits behind the abandoned one: it gets longer
+        srv.reply("late", delay=2.5)
+        srv.reply("next")
+        llm = OpenAICompatLLM(srv.base_url, "m", timeout=1.0)
+        with pytest.raises(LLMError):
+            llm.complete([{"role": "user", "content": "x"}])
+        assert llm.complete([{"role": "user", "content": "y"}]).text == "next"
+
+
+def test_the_read_timeout_grows_with_max_tokens() -> None:
+    llm = OpenAICompatLLM("http://127.0.0.1:9/v1", "m", timeout=60)
+    assert llm.read_timeout(1500) > llm.read_timeout(800) > llm.read_timeout(200) == 60
+    assert llm.read_timeout(1500) >= 5 + 1500 / 22  # 1,500 tokens at 22 tokens/s fit, prompt included
+
+
+def test_a_truncated_answer_is_reported_as_truncation(server) -> None:
+    server.reply('{"operations": [{"op": "merge", "ids": [1, 2], "text": "' + "long " * 200 + '"}]}')
+    c = OpenAICompatLLM(server.base_url, "m").complete([{"role": "user", "content": "x"}], json_mode=True, max_tokens=50)
+    assert c.finish_reason == "length" and c.truncated
+    with pytest.raises(LLMError) as info:
+        c.json()
+    assert "ran out of tokens" in info.value.message and "max_tokens=50" in info.value.message and info.value.answered
+    server.reply('{"ok": true} and some chatter after it')
+    assert OpenAICompatLLM(server.base_url, "m").complete([{"role": "user", "content": "x"}]).json() == {"ok": True}
+    server.reply('{"facts": [{"text": "Lin likes\ttea\n"}]}')  # raw control characters, as SmolLM2 wrote them
+    assert OpenAICompatLLM(server.base_url, "m").complete([{"role": "user", "content": "x"}]).json() == {"facts": [{"text": "Lin likes\ttea\n"}]}
+
+
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "integer"}}, "required": ["ok"]}
+
+
+def test_json_schema_first_then_json_object_then_text_remembered() -> None:
+    with FakeLLMServer() as srv:
+        srv.reply('{"ok": 1}')
+        llm = OpenAICompatLLM(srv.base_url, "m")
+        assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 1}
+        fmt = srv.requests[-1]["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == SCHEMA
+        srv.reply('{"ok": 2}')  # no schema given: json_object
+        llm.complete([{"role": "user", "content": "x"}], json_mode=True)
+        assert srv.requests[-1]["response_format"] == {"type": "json_object"}
+    with FakeLLMServer(reject_formats=("json_schema",)) as srv:  # llama-cpp-python: its json_object takes a schema
+        srv.reply('{"ok": 3}')
+        llm = OpenAICompatLLM(srv.base_url, "m")
+        assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 3}
+        assert [r["response_format"]["type"] for r in srv.requests] == ["json_schema", "json_object"]
+        assert srv.requests[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+        srv.reply('{"ok": 4}')
+        OpenAICompatLLM(srv.base_url, "m").complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA)  # another client, same process
+        assert srv.requests[-1]["response_format"] == {"type": "json_object", "schema": SCHEMA} and len(srv.requests) == 3
+    with FakeLLMServer(reject_formats=("json_schema", "json_object+schema")) as srv:
+        srv.reply('{"ok": 7}')
+        llm = OpenAICompatLLM(srv.base_url, "m")
+        assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 7}
+        assert srv.requests[-1]["response_format"] == {"type": "json_object"} and len(srv.requests) == 3
+    with FakeLLMServer(reject_formats=("json_schema", "json_object+schema", "json_object")) as srv:
+        srv.reply('Sure! Here it is: {"ok": 5} Hope that helps.')
+        llm = OpenAICompatLLM(srv.base_url, "m")
+        assert llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA).json() == {"ok": 5}
+        assert "response_format" not in srv.requests[-1] and llm.json_format == "text"
+        srv.reply('{"ok": 6}')
+        llm.complete([{"role": "user", "content": "x"}], json_mode=True, schema=SCHEMA)
+        assert "response_format" not in srv.requests[-1] and len(srv.requests) == 5

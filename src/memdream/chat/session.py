@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from memdream.memory import Memory
 
 MAX_TOOL_ROUNDS = 4  # model -> tools -> model rounds in one turn
+REPLY_MAX_TOKENS = 800  # of one model answer (the read timeout grows with it)
 DEFAULT_BUDGET = 6000  # tokens of conversation kept in the model's context
 CONTEXT_BUDGET = 1500  # tokens of memory context injected each turn
 
@@ -77,6 +78,8 @@ class Turn:
     actions: list[str] = field(default_factory=list)  # what happened to the memory, in words
     command: bool = False  # a slash command, answered without the model
     trimmed: int = 0  # messages dropped from the context (and flushed) this turn
+    error: str = ""  # the model failed this turn: what happened (the turn left the context)
+    hint: str = ""
 
 
 class ChatSession:
@@ -108,7 +111,11 @@ class ChatSession:
         self.mem.writer.write_text(self._transcript_path(), lambda old: text)
 
     # -- one turn
-    def send(self, text: str) -> Turn:
+    def send(self, text: str, tool_choice: str | dict[str, Any] | None = None) -> Turn:
+        """One user turn. `tool_choice` is sent with the first request of the turn (e.g. to
+        force a manage_memory call); the rounds after it use "auto". A model failure is
+        returned as `Turn.error`, and the failed turn is taken out of the model's context, so
+        a request the server refused is not sent again with every later turn."""
         text = text.strip()
         if not text:
             return Turn("", command=True)
@@ -121,28 +128,38 @@ class ChatSession:
         block.snippets = [s for s in block.snippets if s.path != mine]
         self._record("user", text)
         system = {"role": "system", "content": SYSTEM.format(context=block.render())}
+        mark = len(self.context)
         self.context.append({"role": "user", "content": text})
         actions: list[str] = []
         reply = ""
-        for _ in range(MAX_TOOL_ROUNDS):
-            c = self.llm.complete([system, *self.context], tools=[MANAGE_MEMORY])
-            if not c.tool_calls:
-                reply = c.text
-                break
-            self.context.append({
-                "role": "assistant", "content": c.text or None,
-                "tool_calls": [{"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}} for t in c.tool_calls],
-            })  # fmt: skip
-            for call in c.tool_calls:
-                result = self._tool(call.name, call.arguments)
-                actions.append(result["said"])
-                self.context.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
-                self._record("tool", result["said"])
-        else:
-            reply = reply or "(the model kept calling tools; stopped after 4 rounds)"
+        try:
+            for rnd in range(MAX_TOOL_ROUNDS):
+                c = self.llm.complete([system, *self.context], max_tokens=REPLY_MAX_TOKENS, tools=[MANAGE_MEMORY], tool_choice=tool_choice if rnd == 0 else None)
+                if not c.tool_calls:
+                    reply = c.text + (" … (cut off: the model ran out of tokens)" if c.truncated else "")
+                    break
+                self._tool_round(c, actions)
+            else:
+                reply = reply or "(the model kept calling tools; stopped after 4 rounds)"
+        except LLMError as exc:
+            del self.context[mark:]
+            self._record("tool", f"the model failed: {exc.message}")
+            return Turn("", actions, error=exc.message, hint=exc.hint)
         self.context.append({"role": "assistant", "content": reply})
         self._record("assistant", reply)
         return Turn(reply, actions, trimmed=self._trim())
+
+    def _tool_round(self, c, actions: list[str]) -> None:  # type: ignore[no-untyped-def]
+        """The model's tool calls, each applied or refused; every result goes back to the model."""
+        self.context.append({
+            "role": "assistant", "content": c.text or "",
+            "tool_calls": [{"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}} for t in c.tool_calls],
+        })  # fmt: skip
+        for call in c.tool_calls:
+            result = self._tool(call.name, call.arguments)
+            actions.append(result["said"])
+            self.context.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+            self._record("tool", result["said"])
 
     def _tool(self, name: str, arguments: str) -> dict[str, Any]:
         """One manage_memory call through the facade; a refusal is reported to the model, never raised."""

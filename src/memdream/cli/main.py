@@ -420,6 +420,8 @@ def note_add(category: str, topic: str, text: str, priority: str | None, tags: t
         _emit(out.to_json())
     else:
         click.echo(f"{out.kind}: {out.path} ({out.decision.why})")
+        if out.model:
+            click.echo(f"  model: {out.model}")
         if out.kind == "CONFLICT":
             click.echo("  both versions are kept; decide with: memdream conflicts, then memdream resolve ID --keep a|b|both|edit")
 
@@ -675,6 +677,8 @@ def dream(days: int, phases: tuple[str, ...], dry_run: bool, vault: str | None, 
         line = f"{names}: {p.status}" + (f", {p.message}" if p.message else "")
         if p.rejected:
             line += f" ({len(p.rejected)} rejected)"
+        if p.seconds:
+            line += f" [model {p.seconds:.1f} s]"
         click.echo(line)
         for f in p.failed:
             click.echo(f"  check failed: {f}")
@@ -716,7 +720,9 @@ def flush(day: str | None, vault: str | None, user: str | None, agent: str | Non
     if as_json:
         _emit(rep.to_json())
     else:
-        click.echo(f"{rep.status}: {rep.message}" + (f" ({rep.log})" if rep.log else ""))
+        click.echo(f"{rep.status}: {rep.message}" + (f" ({rep.log})" if rep.log else "") + (f"; model time {rep.seconds:.1f} s" if rep.seconds else ""))
+        for r in rep.rejected:
+            click.echo(f"  rejected {r['what']}: {r['why']}")
 
 
 @cli.command()
@@ -781,7 +787,7 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
 
 @cli.command()
 @click.option("--budget", type=click.IntRange(500, 200_000), default=6000, show_default=True, help="Tokens of conversation kept in the model's context; older turns are summarized into the daily memory.")
-@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background during the chat.")
+@click.option("--scheduler/--no-scheduler", default=True, show_default=True, help="Run the dream scheduler in the background during the chat (model jobs already due at the start wait for their next slot).")
 @_scope_options
 @_handle_errors
 def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agent: str | None) -> None:
@@ -799,7 +805,9 @@ def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agen
     try:
         session = ChatSession(mem, mem.llm, budget)  # type: ignore[arg-type]
         if scheduler:
-            sched = _background_scheduler(vault, user, agent, loud=False)  # quiet: the chat owns the terminal
+            # Quiet (the chat owns the terminal), and the model jobs already due wait for their next
+            # slot: a chat's first turn never starts a night's dream on a one-slot model server.
+            sched = _background_scheduler(vault, user, agent, loud=False, defer=True)
         click.echo(f"memdream chat · scope {mem.scope.key} · /help for commands, /exit to leave", err=True)
         interactive = sys.stdin.isatty()
         while True:
@@ -815,6 +823,8 @@ def chat(budget: int, scheduler: bool, vault: str | None, user: str | None, agen
                 continue
             for action in turn.actions:
                 click.echo(f"  [memory] {action}")
+            if turn.error:
+                click.echo(f"error: {turn.error}" + (f"\nhint: {turn.hint}" if turn.hint else ""), err=True)
             if turn.reply:
                 click.echo(turn.reply if turn.command else f"assistant> {turn.reply}")
             if turn.trimmed:
@@ -855,11 +865,11 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         mem.close()
 
 
-def _background_scheduler(vault: str | None, user: str | None, agent: str | None, loud: bool):  # type: ignore[no-untyped-def]
+def _background_scheduler(vault: str | None, user: str | None, agent: str | None, loud: bool, defer: bool = False):  # type: ignore[no-untyped-def]
     """The dream scheduler as a background thread of a long-running shell, with its own Memory."""
     from memdream.dream.schedule import Scheduler
 
-    sched = Scheduler(lambda: _open(vault, user, agent), say=(lambda m: click.echo(f"{_now()}  {m}", err=True)) if loud else (lambda m: None))
+    sched = Scheduler(lambda: _open(vault, user, agent), say=(lambda m: click.echo(f"{_now()}  {m}", err=True)) if loud else (lambda m: None), defer=defer)
     sched.start()
     return sched
 

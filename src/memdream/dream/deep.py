@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memdream.model.secrets import shown_entry
-from memdream.dream.ask import ask
+from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected
 from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
 from memdream.llm.client import LLM
@@ -49,6 +49,12 @@ Rules:
 - Write the merged text in the language of the memories, as one short line.
 Answer with JSON only: {"operations": [{"op": "merge", "ids": [1, 2], "text": "the merged memory"}]}
 Use only ids you were shown, each at most once. Answer {"operations": []} when nothing should be merged."""
+SCHEMA = list_schema("operations", {
+    "type": "object",
+    "properties": {"op": {"type": "string", "enum": ["merge"]}, "ids": {"type": "array", "items": {"type": "integer"}}, "text": {"type": "string"}},
+    "required": ["op", "ids", "text"],
+})  # fmt: skip
+TOKENS_PER_GROUP = 250  # max_tokens of the answer: a merged line and its ids per group, and some slack
 
 
 def eligible(e: Entry, layer: str, now) -> bool:  # type: ignore[no-untyped-def]
@@ -165,7 +171,7 @@ def plan_deep(mem: "Memory", llm: LLM, last: str = "", declined: frozenset[str] 
     if last and plan.inputs == last:
         plan.status = UNCHANGED
         return plan
-    reply = ask(llm, SYSTEM, {"groups": payload_groups}, plan)
+    reply = ask(llm, SYSTEM, {"groups": payload_groups}, plan, max_tokens=100 + TOKENS_PER_GROUP * len(groups), schema=SCHEMA)
     ids = Ids(shown)
     merged_groups: set[int] = set()
     try:

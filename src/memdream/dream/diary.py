@@ -101,12 +101,20 @@ def _item(op: object, why: str) -> str:
     return f"- {why}"
 
 
+def _model_line(plan: Plan) -> str:
+    """The model's share of a phase: tokens, and the time of every attempt (failed ones too)."""
+    who = f"Model {plan.model}" if plan.model else "Model"
+    return f"_{who}: {plan.tokens[0]} prompt and {plan.tokens[1]} completion tokens, {plan.seconds:.1f} s._"
+
+
 def section(plan: Plan, applied: "Applied | None", when: datetime, dry_run: bool = False) -> str:
     title = _PHASE_TITLE.get(plan.phase, plan.phase)
     head = f"## {when:%H:%M} — {title}" + (" (dry run: nothing was changed)" if dry_run else "")
     lines = [head, ""]
     if plan.status:
         lines += [plan.status, ""]
+        if plan.seconds:
+            lines += [_model_line(plan), ""]
         return "\n".join(lines)
     done = [(op, why) for op, why in (applied.done if applied is not None else [(op, getattr(op, "reason", "")) for op in plan.ops])]
     if applied is not None and applied.failed:
@@ -117,8 +125,8 @@ def section(plan: Plan, applied: "Applied | None", when: datetime, dry_run: bool
     for note in plan.notes:
         lines.append(f"_{note}_")
         lines.append("")
-    if plan.model:
-        lines.append(f"_Model {plan.model}: {plan.tokens[0]} prompt and {plan.tokens[1]} completion tokens, {plan.seconds:.1f} s._")
+    if plan.model or plan.seconds:
+        lines.append(_model_line(plan))
         lines.append("")
     items = [_item(op, why) for op, why in done]
     items += [f"- rejected {r.what}: {r.why}" for r in plan.rejected]

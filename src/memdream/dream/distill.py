@@ -10,7 +10,7 @@ import hashlib
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from memdream.dream.ask import ask
+from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import UNCHANGED, Merge, Move, Plan, Rejected, Remember
 from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
 from memdream.llm.client import LLM
@@ -32,6 +32,16 @@ Answer operations:
 - {{"op": "remove", "id": 4, "why": "..."}}: a temporary, empty or redundant entry (already covered by another).
 Rules: use only what the texts say; never guess or add anything; keep every name, number and date of what you merge or update; write in the language of the memories; one short line per entry.
 Answer JSON only: {{"operations": [...]}}, or {{"operations": []}} when MEMORY.md is fine."""
+SCHEMA = list_schema("operations", {
+    "type": "object",
+    "properties": {
+        "op": {"type": "string", "enum": ["add", "merge", "update", "remove"]},
+        "text": {"type": "string"}, "type": {"type": "string", "enum": ["preference", "instruction", "identity", "fact"]},
+        "ids": {"type": "array", "items": {"type": "integer"}}, "id": {"type": "integer"}, "why": {"type": "string"},
+    },
+    "required": ["op"],
+})  # fmt: skip
+MAX_TOKENS = 2500  # of the answer: about 80 per operation, MAX_OPS of them at most
 
 
 def daily_files(mem: "Memory", days: int) -> list[tuple[str, str]]:
@@ -77,7 +87,7 @@ def plan_distill(mem: "Memory", llm: LLM, days: int, budget: int, last: str = ""
     if last and plan.inputs == last:
         plan.status = UNCHANGED
         return plan
-    reply = ask(llm, SYSTEM.format(budget=budget), {"memory_md": entries, "daily_memory": text.strip()}, plan, max_tokens=2500)
+    reply = ask(llm, SYSTEM.format(budget=budget), {"memory_md": entries, "daily_memory": text.strip()}, plan, max_tokens=min(MAX_TOKENS, 400 + 80 * (len(shown) + 5)), schema=SCHEMA)
     ids = Ids(shown, frozenset(fixed))
     try:
         ops = operations(reply)

@@ -15,7 +15,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from memdream.dream import ledger
-from memdream.dream.ask import ask
+from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import Plan
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLMError
@@ -33,18 +33,22 @@ SYSTEM = """Summarize this conversation for the person's daily memory: the key e
 Use only what the conversation says; never guess or add anything. Write in the language of the conversation. Skip small talk.
 Never include passwords, keys or other credentials.
 Answer JSON only: {"events": ["...", "..."]}, or {"events": []} when nothing is worth keeping."""
+SCHEMA = list_schema("events", {"type": "string"})
+MAX_TOKENS = 800  # of the answer: MAX_EVENTS short lines
 
 
 @dataclass
 class FlushReport:
     day: str
-    status: str  # flushed | nothing to flush | skipped
+    status: str  # flushed | nothing kept | nothing to flush | skipped
     message: str
     flushed: list[str] = field(default_factory=list)  # transcripts summarized
+    empty: list[str] = field(default_factory=list)  # transcripts the model kept nothing of: not marked flushed
     events: int = 0
     rejected: list[dict[str, str]] = field(default_factory=list)
     log: str = ""  # the daily memory file written
     tokens: tuple[int, int] = (0, 0)
+    seconds: float = 0.0  # time spent on the model, every attempt counted
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,10 +56,12 @@ class FlushReport:
             "status": self.status,
             "message": self.message,
             "flushed": self.flushed,
+            "empty": self.empty,
             "events": self.events,
             "rejected": self.rejected,
             "log": self.log,
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
+            "seconds": round(self.seconds, 1),
         }
 
 
@@ -97,29 +103,45 @@ def flush(mem: "Memory", day: date, transcripts: list[str] | None = None) -> Flu
             continue
         text = decode(data, path)[-MAX_CHARS:]
         try:
-            reply = ask(llm, SYSTEM, {"conversation": text}, plan, max_tokens=800)
+            reply = ask(llm, SYSTEM, {"conversation": text}, plan, max_tokens=MAX_TOKENS, schema=SCHEMA)
             events = operations(reply, "events")
         except (LLMError, Invalid) as exc:
             report.rejected.append({"what": os.path.basename(rel), "why": getattr(exc, "message", str(exc))})
             continue
-        done.append(rel)
+        kept = []
         for k, ev in enumerate(events[:MAX_EVENTS], 1):
             try:
-                lines.append("- " + check_text(ev, [text], EVENT_CHARS))
+                kept.append("- " + check_text(ev, [text], EVENT_CHARS))
             except Invalid as exc:
                 report.rejected.append({"what": f"event {k} of {os.path.basename(rel)}", "why": str(exc)})
-    report.tokens = plan.tokens
-    if not done:
-        report.status = "skipped"
-        report.message = "the model gave no usable summary; the conversations stay in the raw layer and will be tried again"
-        return report
+        if kept:
+            done.append(rel)
+            lines += kept
+        else:
+            report.empty.append(rel)  # recorded, not marked flushed: a better model (or a second try) may find more
+    report.tokens, report.seconds = plan.tokens, plan.seconds
     now = mem.clock.now()
+    if not done:
+        if report.empty:
+            ledger.append(mem, {"flush": day.isoformat(), "at": now.isoformat(), "empty": report.empty, "events": 0})
+            report.status = "nothing kept"
+            report.message = (
+                f"the model kept no event of {len(report.empty)} conversation(s)"
+                + (f" ({len(report.rejected)} proposal(s) rejected)" if report.rejected else " (it answered an empty list)")
+                + "; they stay in the raw layer, not marked flushed, and 'memdream flush' tries them again"
+            )
+        else:
+            report.status = "skipped"
+            report.message = "the model gave no usable summary; the conversations stay in the raw layer and will be tried again"
+        return report
     when = now if now.date() == day else datetime.combine(day, time(23, 55), tzinfo=now.tzinfo)
     if lines:
         names = ", ".join(os.path.splitext(os.path.basename(r))[0] for r in done)
         path, _ = mem.knowledge.log("Conversation summary", "\n".join(lines) + f"\n\n_from {names}_", when=when)
         report.log = mem.vault.relpath(path)
-    ledger.append(mem, {"flush": day.isoformat(), "at": now.isoformat(), "flushed": done, "events": len(lines)})
+    ledger.append(mem, {"flush": day.isoformat(), "at": now.isoformat(), "flushed": done, "events": len(lines), **({"empty": report.empty} if report.empty else {})})
     report.status, report.flushed, report.events = "flushed", done, len(lines)
-    report.message = f"{len(lines)} key events from {len(done)} conversation(s) went into the daily memory"
+    report.message = f"{len(lines)} key events from {len(done)} conversation(s) went into the daily memory" + (
+        f"; the model kept nothing of {len(report.empty)} other(s), which can be flushed again" if report.empty else ""
+    )
     return report

@@ -27,6 +27,7 @@ SYSTEM = """From the person's preferences and habits below, write their profile:
 for example "an engineer who often works until 5 am, writes Go and prefers dark themes".
 Use only what the memories say; never guess or add anything beyond one word for what the person is. Write in the language most of the memories use.
 Answer JSON only: {"profile": "..."}"""
+SCHEMA = {"type": "object", "properties": {"profile": {"type": "string"}}, "required": ["profile"]}
 
 
 def plan_profile(mem: "Memory", llm: LLM, last: str = "") -> Plan:
@@ -47,7 +48,7 @@ def plan_profile(mem: "Memory", llm: LLM, last: str = "") -> Plan:
     if last and plan.inputs == last:
         plan.status = UNCHANGED
         return plan
-    reply = ask(llm, SYSTEM, {"memories": texts}, plan, max_tokens=300)
+    reply = ask(llm, SYSTEM, {"memories": texts}, plan, max_tokens=300, schema=SCHEMA)
     try:
         if not isinstance(reply, dict):
             raise Invalid("the reply is not a JSON object")

@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memdream.dream import ledger
-from memdream.dream.ask import ask
+from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import UNCHANGED, Plan, Rejected, Remember
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLM
@@ -29,6 +29,12 @@ preferences, decisions, people, places, plans, habits, lessons. Not small talk, 
 Each fact is one short line in the language of the conversation, using only words and facts found in the conversation. Never guess.
 Never include passwords, keys or other credentials.
 Answer JSON only: {"facts": [{"text": "...", "type": "preference|instruction|identity|fact"}]}, or {"facts": []}."""
+SCHEMA = list_schema("facts", {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "type": {"type": "string", "enum": ["preference", "instruction", "identity", "fact"]}},
+    "required": ["text"],
+})  # fmt: skip
+MAX_TOKENS = 900  # of the answer: MAX_FACTS short lines
 
 
 def pending(mem: "Memory") -> list[str]:
@@ -61,7 +67,7 @@ def plan_replay(mem: "Memory", llm: LLM, last: str = "") -> Plan:
         if not state.exists:
             continue
         text = decode(data, path)[:MAX_CHARS]
-        reply = ask(llm, SYSTEM, {"conversation": text}, plan)
+        reply = ask(llm, SYSTEM, {"conversation": text}, plan, max_tokens=MAX_TOKENS, schema=SCHEMA)
         plan.replayed.append(rel)
         plan.seen += 1
         try:

@@ -52,6 +52,7 @@ class PhaseReport:
     rejected: list[dict[str, str]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     tokens: tuple[int, int] = (0, 0)
+    seconds: float = 0.0  # time spent on the model, every attempt counted (failed ones too)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +63,7 @@ class PhaseReport:
             "rejected": self.rejected,
             "failed": self.failed,
             "tokens": {"prompt": self.tokens[0], "completion": self.tokens[1]},
+            "seconds": round(self.seconds, 1),
         }
 
 
@@ -185,9 +187,10 @@ def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bo
                 last = str(state.get(phase, {}).get("rowid_hw" if phase == "light" else "inputs") or "")
                 plan = plans[phase](mem, days, "" if force and phase != "light" else last)
             except LLMError as exc:
-                plan = Plan(phase, status=f"Skipped: the model did not answer usefully ({exc.message}). Nothing was changed.")
+                why = "the model answered, but not usefully" if exc.answered else "the model could not be used"
+                plan = Plan(phase, status=f"Skipped: {why} ({exc.message}). Nothing was changed.", tokens=exc.tokens, seconds=exc.seconds)
         message = plan.status[len("Skipped: "):] if plan.status.startswith("Skipped: ") else plan.status
-        pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens)
+        pr = PhaseReport(phase, "skipped" if plan.status else "nothing to do", message, tokens=plan.tokens, seconds=plan.seconds)
         pr.rejected = [{"what": r.what, "why": r.why} for r in plan.rejected]
         applied: Applied | None = None
         recorded: list[bool] = []
@@ -233,11 +236,11 @@ def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bo
                 continue  # one status line for all the model phases
             no_model_said = True
             plan = Plan("model phases", status=NO_MODEL)
-        if pr.status != "nothing to do" or plan.rejected or plan.notes:
+        if pr.status != "nothing to do" or plan.rejected or plan.notes or plan.seconds:  # a model asked: the diary says what came of it
             text = diary.section(plan, applied, mem.clock.now(), dry_run)
             sections.append(text)
             if not dry_run:
-                book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected))
+                book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected) or bool(plan.seconds))
     if dry_run:
         report.diary = "\n".join(s.rstrip("\n") + "\n" for s in sections)
         planned = [p for p in report.phases if p.status == "dry run"]
@@ -245,7 +248,7 @@ def _dream(mem: "Memory", chosen: list[str], days: int, dry_run: bool, force: bo
             report.diary += "\n" + CHAINED + "\n"
         return report
     ledger.save_state(mem, state)
-    if report.changes or any(p.status in ("rolled back",) or p.rejected for p in report.phases):
+    if report.changes or any(p.status in ("rolled back",) or p.rejected or p.seconds for p in report.phases):
         report.diary = mem.vault.relpath(book.path)
         ledger.put(mem, record)
         if git:

@@ -42,13 +42,19 @@ def _parse(value: Any) -> datetime | None:
         return None
 
 
-def jobs_due(now: datetime, state: dict[str, Any], cfg: DreamConfig) -> list[str]:
+def jobs_due(now: datetime, state: dict[str, Any], cfg: DreamConfig, not_before: datetime | None = None) -> list[str]:
     """The jobs to run now, in order: "flush:YYYY-MM-DD" for each missed daily flush, then
-    "light", then "nightly" (deep, distill, profile; replay when due) after the flushes."""
+    "light", then "nightly" (deep, distill, profile; replay when due) after the flushes.
+
+    `not_before` (a chat's scheduler: its start): the jobs that ask the model wait for a slot
+    after it, so a catch-up never competes with the chat for a one-slot model server. They are
+    deferred, not dropped: the next scheduler without it catches them up."""
     jobs: list[str] = []
     last_flush = _parse(state.get("sched:flush"))
     slot, days = _last_slot(now, cfg.flush_at), []
     while (last_flush is None or slot > last_flush) and len(days) < CATCH_UP_DAYS:
+        if not_before is not None and slot < not_before:
+            break
         days.append(slot.date())
         if last_flush is None:
             break  # first run: only the latest day
@@ -58,7 +64,8 @@ def jobs_due(now: datetime, state: dict[str, Any], cfg: DreamConfig) -> list[str
     if last_light is None or now - last_light >= timedelta(minutes=cfg.light_every_minutes):
         jobs.append("light")
     last_night = _parse(state.get("sched:nightly"))
-    if last_night is None or last_night < _last_slot(now, cfg.nightly_at):
+    night = _last_slot(now, cfg.nightly_at)
+    if (last_night is None or last_night < night) and (not_before is None or night >= not_before):
         jobs.append("nightly")
     return jobs
 
@@ -74,14 +81,14 @@ def nightly_phases(now: datetime, state: dict[str, Any], cfg: DreamConfig) -> li
     return phases
 
 
-def run_due(mem: "Memory", say: Callable[[str], None] = lambda s: None) -> list[str]:
+def run_due(mem: "Memory", say: Callable[[str], None] = lambda s: None, not_before: datetime | None = None) -> list[str]:
     """Run every job due now, in order; returns what ran. State is saved after each job, so
     a crash repeats at most the job it interrupted."""
     now = mem.clock.now()
     cfg = mem.config.dream
     state = ledger.load_state(mem)
     ran = []
-    for job in jobs_due(now, state, cfg):
+    for job in jobs_due(now, state, cfg, not_before):
         if job.startswith("flush:"):
             rep = mem.flush(day=job.split(":", 1)[1])
             say(f"flush {rep.day}: {rep.message}")
@@ -106,10 +113,13 @@ def run_due(mem: "Memory", say: Callable[[str], None] = lambda s: None) -> list[
 
 
 class Scheduler:
-    """The loop. `open_mem` makes the Memory the loop uses (its own index connection)."""
+    """The loop. `open_mem` makes the Memory the loop uses (its own index connection).
+    `defer=True` (a chat): the model jobs already due when the loop starts wait for their next
+    slot (see `jobs_due`'s not_before); the light phase runs as usual."""
 
-    def __init__(self, open_mem: Callable[[], "Memory"], tick: float = TICK_S, say: Callable[[str], None] = lambda s: None) -> None:
+    def __init__(self, open_mem: Callable[[], "Memory"], tick: float = TICK_S, say: Callable[[str], None] = lambda s: None, defer: bool = False) -> None:
         self._open = open_mem
+        self.defer = defer
         self.tick = tick
         self.say = say
         self.stop_event = threading.Event()
@@ -118,10 +128,11 @@ class Scheduler:
 
     def run(self, once: bool = False) -> None:
         mem = self._open()
+        since = mem.clock.now() if self.defer else None
         try:
             while not self.stop_event.is_set():
                 try:
-                    run_due(mem, self.say)
+                    run_due(mem, self.say, since)
                 except Exception as exc:  # noqa: BLE001 - a failed run is reported and retried next tick
                     msg = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
                     self.errors.append(msg)
