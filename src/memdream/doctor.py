@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdream.index.db import Index
+from memdream.config import MAX_TEXT_CHARS
+from memdream.index.db import Index, bounded_line
 from memdream.store.format import parse_document
 from memdream.store.vault import NAME_RE, Scope, Vault
-from memdream.store.writer import TEMP_NAME, Writer, read_file
+from memdream.store.writer import TEMP_NAME, NotRegularFile, Writer, read_file, what_is
 
 TEMP_MIN_AGE = 60.0  # seconds; a younger temp file may belong to a write in progress elsewhere
 
@@ -29,33 +31,45 @@ class Problem:
         return {"path": self.path, "line": self.line, "message": self.message}
 
 
-def check_vault(vault: Vault, index: Index) -> list[Problem]:
+def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -> list[Problem]:
+    """Every problem of the vault's scopes (or of `scopes` only: what one scope's console may show)."""
     problems: list[Problem] = []
     seen_ids: dict[str, tuple[str, int]] = {}
     base = vault.root / "scopes"
-    if base.is_dir():
-        for agent_dir in sorted(p for p in base.iterdir() if p.is_dir()):
-            for user_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
+    if scopes is None and base.is_dir():
+        for agent_dir in sorted(base.iterdir()):
+            if agent_dir.is_symlink():
+                problems.append(Problem(vault.relpath(agent_dir), 0, "agent folder is a symlink: memdream never follows it (replace it with a real folder)"))
+                continue
+            if not agent_dir.is_dir():
+                continue
+            for user_dir in sorted(agent_dir.iterdir()):
+                if user_dir.is_symlink():
+                    problems.append(Problem(vault.relpath(user_dir), 0, "scope folder is a symlink: memdream never follows it (replace it with a real folder)"))
+                    continue
+                if not user_dir.is_dir():
+                    continue
                 if not (NAME_RE.fullmatch(agent_dir.name) and NAME_RE.fullmatch(user_dir.name)):
                     problems.append(Problem(vault.relpath(user_dir), 0, "folder name is not a valid scope name; memdream ignores it"))
-    for scope in vault.scopes():
-        for dirpath, dirnames, filenames in os.walk(vault.scope_dir(scope)):
-            for name in dirnames + filenames:
-                p = os.path.join(dirpath, name)
-                if not vault.is_inside(p):
-                    problems.append(Problem(vault.relpath(p), 0, "symlink or path outside the vault: ignored (replace it with a real file)"))
+    for scope in vault.scopes() if scopes is None else scopes:
+        problems.extend(odd_paths(vault, scope))
         index.sync_scope(scope)
         expected: list[tuple[str, str, str]] = []
         for rel, layer in vault.list_entry_files(scope):
             path = vault.root / rel
-            if not path.is_file() or not vault.is_inside(path):
+            if not vault.is_inside(path):
                 continue  # links are reported above; the index does not read them either
-            data, _ = read_file(path)
+            try:
+                data, state = read_file(path)
+            except NotRegularFile:
+                continue  # reported by odd_paths; the index does not read it either
+            if not state.exists:
+                continue
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 line = data[: exc.start].count(b"\n") + 1
-                problems.append(Problem(rel, line, "not valid UTF-8 (the bad bytes read as U+FFFD)"))
+                problems.append(Problem(rel, line, "not valid UTF-8 (kept as typed; shown and indexed as U+FFFD)"))
                 text = data.decode("utf-8", errors="replace")
             doc = parse_document(text)
             for n, ln in enumerate(doc.lines, start=1):
@@ -63,6 +77,11 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
                     continue
                 for message in ln.problems:
                     problems.append(Problem(rel, n, message))
+                if len(ln.entry.text) > MAX_TEXT_CHARS:
+                    problems.append(Problem(
+                        rel, n, f"the memory is {len(ln.entry.text):,} characters long (at most {MAX_TEXT_CHARS:,}): left in the file as typed,"
+                        f" only its first {MAX_TEXT_CHARS:,} characters are indexed and shown; split it or move it to a knowledge note",
+                    ))  # fmt: skip
                 eid = ln.entry.id
                 if eid:
                     if eid in seen_ids and seen_ids[eid][0] != rel or (eid in seen_ids and seen_ids[eid][1] != n):
@@ -70,7 +89,7 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
                         problems.append(Problem(rel, n, f"id {eid!r} is also used at {first[0]}:{first[1]}"))
                     else:
                         seen_ids[eid] = (rel, n)
-                expected.append((rel, layer, ln.raw.rstrip("\r")))
+                expected.append((rel, layer, bounded_line(ln.raw.rstrip("\r"))))
         for tmp in temp_files(vault, scope):
             problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory (memdream doctor --fix deletes it)"))
         actual = sorted(index.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
@@ -82,6 +101,33 @@ def check_vault(vault: Vault, index: Index) -> list[Problem]:
             for rel, _, line in sorted(extra)[:20]:
                 problems.append(Problem(rel, 0, f"index holds a line the file does not: {line[:80]!r} (run 'memdream index rebuild')"))
     return problems
+
+
+def odd_paths(vault: Vault, scope: Scope) -> list[Problem]:
+    """What in a scope's folder memdream refuses to open: links, FIFOs, devices, sockets,
+    folders named like a memdream file (MEMORY.md, NOW.md, a daily log, INDEX.md), and
+    files with more than one hard link. By lstat only: nothing is opened."""
+    out: list[Problem] = []
+    top = vault.scope_dir(scope)
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in sorted(dirnames + filenames):
+            p = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            rel = vault.relpath(p)
+            if stat.S_ISLNK(st.st_mode) or not vault.is_inside(p):
+                out.append(Problem(rel, 0, "symlink or path outside the vault: ignored (replace it with a real file)"))
+            elif stat.S_ISDIR(st.st_mode):
+                if name.endswith(".md"):
+                    out.append(Problem(rel, 0, "a folder where memdream keeps a file: its memories cannot be read or written (move the folder away)"))
+            elif not stat.S_ISREG(st.st_mode):
+                out.append(Problem(rel, 0, f"{what_is(st.st_mode)} where memdream keeps plain files: never opened (move it out of the vault)"))
+            elif st.st_nlink > 1:
+                out.append(Problem(rel, 0, f"has {st.st_nlink} hard links (another name, maybe in another scope, shares it): memdream does not read or write it (give it its own copy)"))
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    return out
 
 
 def temp_files(vault: Vault, scope: Scope) -> Iterator[Path]:

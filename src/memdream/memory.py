@@ -933,4 +933,5 @@ def open_memory(
         mem.vault.init()
     else:
         mem.vault.require()
+    mem.vault.ensure_scope_unlinked(mem.scope)
     return mem

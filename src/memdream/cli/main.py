@@ -38,6 +38,11 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             if exc.hint:
                 click.echo(f"hint: {exc.hint}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # a file-system oddity no check foresaw: still a message, never a traceback
+            where = f" ({exc.filename})" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            click.echo("hint: check that path in the vault (a folder or special file where a file should be?); 'memdream doctor' lists what it finds", err=True)
+            sys.exit(1)
 
     return wrapper
 

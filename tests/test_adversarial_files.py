@@ -1,0 +1,160 @@
+"""Issue 17, items 7-15: what a hostile or unlucky file system does to a vault. Every command
+meets links, FIFOs, folders, hard links, bad bytes, over-long lines and a broken index with a
+clear error (exit 1) or by skipping what it must not open; doctor names each one. Commands run
+as real processes (a FIFO that hangs one fails the test on its timeout instead of the suite)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-c", "from memdream.cli.main import main; main()"]
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDREAM_")}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def no_traceback(r: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode in (0, 1), (r.returncode, r.stderr)
+
+
+@pytest.fixture
+def v(tmp_path: Path) -> str:
+    root = str(tmp_path / "vault")
+    ok(cli("remember", "alice likes tea 爱喝茶", "--vault", root, "--user", "alice"))
+    ok(cli("remember", "bob's secret plan is to move to Chengdu", "--vault", root, "--user", "bob"))
+    return root
+
+
+def scope(v: str, user: str, agent: str = "main") -> Path:
+    return Path(v) / "scopes" / agent / user
+
+
+# -- item 7: links inside the vault
+
+
+def test_a_linked_user_or_agent_folder_never_lets_writes_through(v: str) -> None:
+    before = sorted(p.read_bytes() for p in scope(v, "bob").rglob("*.md"))
+    os.symlink("bob", scope(v, "eve"))
+    r = cli("remember", "eve was here 夏娃来过", "--vault", v, "--user", "eve")
+    assert r.returncode == 1 and "symlink" in r.stderr and "hint:" in r.stderr, r.stderr
+    os.symlink("main", Path(v) / "scopes" / "evil")
+    r = cli("remember", "evil agent was here", "--vault", v, "--user", "bob", "--agent", "evil")
+    assert r.returncode == 1 and "symlink" in r.stderr, r.stderr
+    # a link deeper in the scope: eve's own folder with bob's memory/ linked in
+    os.unlink(scope(v, "eve"))
+    (scope(v, "eve")).mkdir()
+    os.symlink("../bob/memory", scope(v, "eve") / "memory")
+    r = cli("remember", "deeper link 更深的链接", "--vault", v, "--user", "eve")
+    assert r.returncode == 1 and "symlink" in r.stderr, r.stderr
+    r = cli("list", "--vault", v, "--user", "eve")
+    assert "Chengdu" not in r.stdout
+    assert sorted(p.read_bytes() for p in scope(v, "bob").rglob("*.md")) == before
+    d = cli("doctor", "--vault", v, "--user", "alice")
+    assert d.returncode == 1
+    assert "scopes/evil: agent folder is a symlink" in d.stdout
+    assert "scopes/main/eve/memory: symlink" in d.stdout
+
+
+# -- item 9: hard links
+
+
+def test_a_hard_link_to_another_scopes_file_is_neither_read_nor_written(v: str) -> None:
+    bob_file = next((scope(v, "bob") / "memory" / "recall").glob("*.md"))
+    mine = scope(v, "mallory") / "memory" / "recall" / bob_file.name
+    mine.parent.mkdir(parents=True)
+    os.link(bob_file, mine)
+    before = bob_file.read_bytes()
+    assert "Chengdu" not in cli("list", "--vault", v, "--user", "mallory").stdout
+    assert "Chengdu" not in cli("recall", "Chengdu", "--vault", v, "--user", "mallory").stdout
+    r = cli("remember", "mallory likes plans", "--vault", v, "--user", "mallory")
+    no_traceback(r)
+    assert bob_file.read_bytes() == before
+    d = cli("doctor", "--vault", v, "--user", "mallory")
+    assert d.returncode == 1 and f"{bob_file.name}: has 2 hard links" in d.stdout, d.stdout
+    assert "scopes/main/bob/memory/recall" in d.stdout  # bob's side is named too
+
+
+# -- item 10: FIFOs
+
+
+COMMANDS = [
+    ("list",), ("recall", "tea"), ("remember", "alice likes green tea 绿茶"), ("search", "tea"), ("context",),
+    ("history", "tea"), ("doctor",), ("dream",), ("index", "rebuild"), ("now",), ("log", "a day 一天"),
+    ("note", "add", "lessons", "fifo", "a lesson 一课"), ("lookup", "lesson"), ("gc",), ("conflicts",),
+]  # fmt: skip
+# Where each FIFO sits, and the commands that read that file (all of them for MEMORY.md).
+FIFO_READERS = {
+    "MEMORY.md": COMMANDS,
+    "memory/recall/2026-12.md": [("list",), ("recall", "tea"), ("remember", "alice likes oolong 乌龙"), ("doctor",), ("dream",), ("index", "rebuild")],
+    "NOW.md": [("now",), ("context",), ("dream",), ("doctor",)],
+    "memory/INDEX.md": [("note", "add", "lessons", "fifo", "a lesson 一课"), ("lookup", "lesson"), ("gc",), ("dream",), ("doctor",)],
+    "today": [("log", "a day 一天"), ("dream",), ("gc",), ("lookup", "day"), ("doctor",)],
+}
+
+
+@pytest.mark.parametrize("where", ["MEMORY.md", "memory/recall/2026-12.md", "NOW.md", "memory/INDEX.md", "today"])
+def test_a_fifo_where_a_file_should_be_hangs_nothing(v: str, where: str) -> None:
+    from datetime import date
+
+    rel = f"memory/{date.today().isoformat()}.md" if where == "today" else where
+    fifo = scope(v, "alice") / rel
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    if fifo.exists():
+        fifo.unlink()
+    os.mkfifo(fifo)
+    for args in FIFO_READERS[where]:
+        r = cli(*args, "--vault", v, "--user", "alice", timeout=30)
+        no_traceback(r)
+    d = cli("doctor", "--vault", v, "--user", "alice")
+    assert d.returncode == 1 and f"{rel}: a FIFO (named pipe)" in d.stdout, d.stdout
+
+
+def test_a_fifo_in_bobs_scope_hangs_nothing_of_alices(v: str) -> None:
+    os.mkfifo(scope(v, "bob") / "MEMORY.md")
+    os.mkfifo(scope(v, "bob") / "memory" / "recall" / "2026-01.md")
+    for args in (("doctor",), ("index", "rebuild"), ("list",), ("recall", "tea")):
+        no_traceback(cli(*args, "--vault", v, "--user", "alice", timeout=30))
+    assert "alice likes tea" in ok(cli("list", "--vault", v, "--user", "alice")).stdout
+
+
+# -- item 11: a folder where a file should be
+
+
+@pytest.mark.parametrize(
+    "where,command",
+    [
+        ("MEMORY.md", ("remember", "always answer in English", "--type", "rule")),
+        ("NOW.md", ("now", "--set", "-")),
+        ("today", ("log", "a day 一天")),
+        ("memory/INDEX.md", ("note", "add", "lessons", "folders", "a lesson 一课")),
+    ],
+)
+def test_a_folder_where_a_file_should_be_is_a_clear_error_and_a_doctor_finding(v: str, where: str, command: tuple) -> None:
+    from datetime import date
+
+    rel = f"memory/{date.today().isoformat()}.md" if where == "today" else where
+    target = scope(v, "alice") / rel
+    if target.exists():
+        target.unlink()
+    target.mkdir(parents=True)
+    env = {k: val for k, val in os.environ.items() if not k.startswith("MEMDREAM_")}
+    r = subprocess.run([*CLI, *command, "--vault", v, "--user", "alice"], input="now 现在\n", capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "a folder" in r.stderr and "hint:" in r.stderr, r.stderr
+    d = cli("doctor", "--vault", v, "--user", "alice")
+    assert d.returncode == 1 and f"{rel}: a folder where memdream keeps a file" in d.stdout, d.stdout
