@@ -158,3 +158,74 @@ def test_a_folder_where_a_file_should_be_is_a_clear_error_and_a_doctor_finding(v
     assert "a folder" in r.stderr and "hint:" in r.stderr, r.stderr
     d = cli("doctor", "--vault", v, "--user", "alice")
     assert d.returncode == 1 and f"{rel}: a folder where memdream keeps a file" in d.stdout, d.stdout
+
+
+# -- item 8: importing another scope of the same vault
+
+
+def test_importing_another_scope_needs_from_scope(v: str) -> None:
+    bob = str(scope(v, "bob"))
+    r = cli("import", bob, "--from", "claude-code", "--vault", v, "--user", "alice")
+    assert r.returncode == 1 and "--from-scope main/bob" in r.stderr, r.stderr
+    r = cli("import", v, "--from", "claude-code", "--vault", v, "--user", "alice")
+    assert r.returncode == 1 and "holds this vault's scopes" in r.stderr, r.stderr
+    r = cli("import", bob, "--from", "claude-code", "--from-scope", "main/carol", "--vault", v, "--user", "alice")
+    assert r.returncode == 1, r.stderr
+    assert "Chengdu" not in cli("list", "--vault", v, "--user", "alice").stdout
+    ok(cli("import", bob, "--from", "claude-code", "--from-scope", "main/bob", "--vault", v, "--user", "alice"))
+    assert "Chengdu" in cli("list", "--vault", v, "--user", "alice").stdout
+
+
+# -- item 12: bytes that are not UTF-8
+
+
+def test_undecodable_bytes_typed_by_hand_survive_the_next_write_and_stay_in_doctor(v: str) -> None:
+    resident = scope(v, "alice") / "MEMORY.md"
+    typed = b"- caf\xe9 au lait every morning (typed in Latin-1)\n- \xff\xfe \xe4\xbd broken \xe5\x9c\n"
+    resident.write_bytes(typed)
+    ok(cli("remember", "always greet in Chinese 总是用中文问候", "--type", "rule", "--vault", v, "--user", "alice"))
+    data = resident.read_bytes()
+    assert b"- caf\xe9 au lait every morning (typed in Latin-1) <!--m:" in data
+    assert b"- \xff\xfe \xe4\xbd broken \xe5\x9c <!--m:" in data
+    assert "总是用中文问候".encode() in data
+    assert "\ufffd".encode() not in data
+    d = cli("doctor", "--vault", v, "--user", "alice")
+    assert d.returncode == 1 and "MEMORY.md:1: not valid UTF-8" in d.stdout, d.stdout
+    listed = ok(cli("list", "--vault", v, "--user", "alice")).stdout
+    assert "caf\ufffd au lait" in listed and "总是用中文问候" in listed
+
+
+# -- item 14: an over-long hand-typed line
+
+
+def test_an_over_long_hand_line_stays_in_the_file_is_named_and_only_its_prefix_is_indexed(v: str) -> None:
+    recall = next((scope(v, "alice") / "memory" / "recall").glob("*.md"))
+    long_line = "- " + "长" * 10 + "x" * 50_000_000 + "\n"
+    with open(recall, "a", encoding="utf-8") as fh:
+        fh.write(long_line)
+    size = recall.stat().st_size
+    listed = ok(cli("list", "--vault", v, "--user", "alice", timeout=120)).stdout
+    assert len(listed) < 20_000 and "alice likes tea" in listed
+    ok(cli("remember", "alice likes coffee too 也爱咖啡", "--vault", v, "--user", "alice", timeout=120))
+    assert long_line.encode() in recall.read_bytes()  # left as typed: no id appended to it
+    assert recall.stat().st_size > size
+    d = cli("doctor", "--vault", v, "--user", "alice", timeout=120)
+    assert d.returncode == 1 and "characters long (at most 2,000): left in the file as typed" in d.stdout, d.stdout
+    assert "index is missing" not in d.stdout and "index holds" not in d.stdout
+
+
+# -- item 15: an index.db that is not a database
+
+
+def test_a_corrupt_index_is_replaced_by_index_rebuild(v: str) -> None:
+    db = Path(v) / ".memdream" / "index.db"
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database, just garbage \x00\x01" * 100)
+    r = cli("list", "--vault", v, "--user", "alice")
+    assert r.returncode == 1 and "index rebuild" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    out = ok(cli("index", "rebuild", "--vault", v, "--user", "alice")).stdout
+    assert "index rebuilt: 2 entries" in out
+    assert "alice likes tea" in ok(cli("list", "--vault", v, "--user", "alice")).stdout
+    sqlite3.connect(db).execute("SELECT count(*) FROM entries").fetchone()
+    ok(cli("doctor", "--vault", v, "--user", "alice"))

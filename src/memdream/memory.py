@@ -683,11 +683,35 @@ class Memory:
         sync_raw(self.index, self.scope)
         return report
 
-    def import_folder(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
+    def check_import_source(self, path: str | os.PathLike[str], from_scope: str | None = None) -> None:
+        """Refuse to import from another scope of this vault (its memories would cross into
+        this scope without a word) unless `from_scope` names that scope ("agent/user")."""
+        real = os.path.realpath(path)
+        scopes = os.path.realpath(self.vault.root / "scopes")
+        if real == scopes or scopes.startswith(real + os.sep):
+            raise RefusedInput(
+                f"{path} holds this vault's scopes; importing it would copy every scope's memories into {self.scope.key}",
+                "import one scope's folder, with --from-scope AGENT/USER naming it",
+            )
+        if not real.startswith(scopes + os.sep):
+            return
+        parts = real[len(scopes) + 1 :].split(os.sep)
+        owner = "/".join(parts[:2])
+        if from_scope != owner:
+            said = f" (--from-scope {from_scope} was given)" if from_scope else ""
+            raise RefusedInput(
+                f"{path} is inside scope {owner} of this vault{said}; importing it copies that scope's memories into {self.scope.key}",
+                f"if that is what you mean, say so: --from-scope {owner}",
+            )
+
+    def import_folder(self, fmt: str, path: str | os.PathLike[str], from_scope: str | None = None) -> ImportReport:
         """Import another memory system's folder (claude-code, openclaw, cowagent): list items
         become memories through the write path; daily logs join the daily memory; the rest is
-        kept verbatim in the raw layer. Importing twice adds nothing."""
+        kept verbatim in the raw layer. Importing twice adds nothing. A folder of another scope
+        of this vault is refused unless `from_scope` names it."""
         import hashlib
+
+        self.check_import_source(path, from_scope)
 
         from memdream.importers.folders import FOLDER_FORMATS, read_folder
 

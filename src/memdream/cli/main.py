@@ -294,19 +294,22 @@ def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, a
     required=True,
     help="jsonl, chatgpt (conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder.",
 )
+@click.option("--from-scope", "from_scope", default=None, metavar="AGENT/USER", help="PATH is inside that scope of this vault and you mean to copy its memories here (refused without it).")
 @_scope_options
 @_json_option
 @_handle_errors
-def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+def import_(path: str, fmt: str, from_scope: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
     """Import conversations or another memory system's folder (importing twice adds nothing).
 
     Conversations are stored verbatim in the raw layer. From a memory folder, list items
     become memories through the write path (secrets refused, repeats folded), daily logs join
-    the daily memory, and the other files are kept verbatim and searchable.
+    the daily memory, and the other files are kept verbatim and searchable. A folder inside
+    another scope of the same vault is refused unless --from-scope names that scope.
     """
     with _open(vault, user, agent, create=True) as mem:
         folder = fmt in ("claude-code", "openclaw", "cowagent")
-        report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
+        mem.check_import_source(path, from_scope)
+        report = mem.import_folder(fmt, path, from_scope) if folder else mem.import_transcripts(fmt, path)
     if as_json:
         _emit(report.to_json())
         return

@@ -388,8 +388,42 @@ class Index:
         self._delete_rows(db, [r[0] for r in db.execute("SELECT rowid FROM entries WHERE path = ?", (rel,))])
         db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
+    def _replace_broken(self) -> None:
+        """An index.db that SQLite cannot open or read (not a database, a malformed image) is
+        derived data: move it aside (index.db.broken, replacing an older one) and start afresh."""
+        self.close()
+        self._postings = None
+        path = self.vault.index_path
+        try:
+            os.replace(path, path.with_name(path.name + ".broken"))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise VaultError(f"cannot move the broken index {path} aside: {exc.strerror or exc}", f"delete {path} by hand (it is derived data), then run 'memdream index rebuild'") from exc
+        for suffix in ("-wal", "-shm", "-journal"):
+            try:
+                os.unlink(str(path) + suffix)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                pass
+
     def rebuild(self, scopes: Iterable[Scope]) -> int:
-        """Drop every row and index all files again; returns the number of entries indexed."""
+        """Drop every row and index all files again; returns the number of entries indexed.
+        An index that cannot be opened or read is replaced by a new one."""
+        try:
+            check = self.db.execute("PRAGMA quick_check(1)").fetchone()
+            if not check or check[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {check[0] if check else 'no answer'}")
+            self._clear()
+        except (VaultError, sqlite3.DatabaseError):
+            self._replace_broken()
+            self._clear()
+        for scope in scopes:
+            self.sync_scope(scope)
+        return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
+
+    def _clear(self) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM entries")
             db.execute("DELETE FROM entries_fts")
@@ -406,9 +440,6 @@ class Index:
             db.execute("DELETE FROM raw_fts")
             db.execute("DELETE FROM raw_chunks")
             db.execute("DELETE FROM raw_files")
-        for scope in scopes:
-            self.sync_scope(scope)
-        return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
     # -- queries
     _COLS = "e.rowid, e.path, e.scope, e.layer, e.line, e.type, e.vf, e.vt, e.ca, e.la, e.hits, e.salience"
