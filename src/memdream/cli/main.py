@@ -808,11 +808,15 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
     from memdream.web.app import create_app, new_token
 
     mem = _open(vault, user, agent, create=True)
+    supplied = bool(token)
     token = token or new_token()
     sched = _background_scheduler(vault, user, agent, loud=True) if scheduler else None
-    click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token={token}", err=True)
+    if supplied:  # never echo a secret the user gave: they know it, a terminal log need not
+        click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token=<your --token>", err=True)
+    else:
+        click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token={token}", err=True)
     try:
-        uvicorn.run(create_app(mem, token), host=host, port=port, log_level="warning")
+        uvicorn.run(create_app(mem, token, host=host, port=port), host=host, port=port, log_level="warning")
     finally:
         if sched is not None:
             sched.stop(timeout=5)
