@@ -11,9 +11,11 @@ from pathlib import Path
 
 from memdream.config import MAX_TEXT_CHARS
 from memdream.index.db import Index, bounded_line
-from memdream.store.format import parse_document
-from memdream.store.vault import NAME_RE, Scope, Vault
-from memdream.store.writer import TEMP_NAME, NotRegularFile, Writer, read_file, what_is
+from memdream.store import journal
+from memdream.store.format import parse_document, parse_line
+from memdream.errors import MemdreamError
+from memdream.store.vault import MEMORY_HEADER, NAME_RE, Scope, Vault
+from memdream.store.writer import TEMP_NAME, NotRegularFile, Writer, decode, read_file, what_is
 
 TEMP_MIN_AGE = 60.0  # seconds; a younger temp file may belong to a write in progress elsewhere
 
@@ -55,6 +57,7 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
         problems.extend(odd_paths(vault, scope))
         index.sync_scope(scope)
         expected: list[tuple[str, str, str]] = []
+        present: set[str] = set()
         for rel, layer in vault.list_entry_files(scope):
             path = vault.root / rel
             if not vault.is_inside(path):
@@ -72,6 +75,7 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
                 problems.append(Problem(rel, line, "not valid UTF-8 (kept as typed; shown and indexed as U+FFFD)"))
                 text = data.decode("utf-8", errors="replace")
             doc = parse_document(text)
+            present.update(e.id for e in doc.entries() if e.id)
             for n, ln in enumerate(doc.lines, start=1):
                 if ln.entry is None:
                     continue
@@ -90,6 +94,11 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
                     else:
                         seen_ids[eid] = (rel, n)
                 expected.append((rel, layer, bounded_line(ln.raw.rstrip("\r"))))
+        lost = [a for a in journal.acknowledged(vault, scope).values() if a.id not in present]
+        for a in lost[:20]:
+            problems.append(Problem(a.file, 0, f"acknowledged memory {a.id} ({a.line[:60]!r}, written {a.at[:16]}) is in no file of the scope any more (overwritten by an editor's save? 'memdream doctor --fix' puts it back)"))
+        if len(lost) > 20:
+            problems.append(Problem(vault.relpath(journal.journal_dir(vault, scope)), 0, f"{len(lost) - 20} more acknowledged memories are missing ('memdream doctor --fix' puts them back)"))
         for tmp in temp_files(vault, scope):
             problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory (memdream doctor --fix deletes it)"))
         actual = sorted(index.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
@@ -153,3 +162,55 @@ def remove_temp_files(vault: Vault, writer: Writer, min_age: float = TEMP_MIN_AG
                 except FileNotFoundError:
                     continue
     return removed
+
+
+def entry_ids(vault: Vault, scope: Scope) -> set[str]:
+    """The id of every entry in the scope's files (the truth; what cannot be opened holds none)."""
+    out: set[str] = set()
+    for rel, _ in vault.list_entry_files(scope):
+        path = vault.root / rel
+        if not vault.is_inside(path):
+            continue
+        try:
+            data, state = read_file(path)
+        except NotRegularFile:
+            continue
+        out.update(e.id for e in parse_document(decode(data, path)).entries() if e.id)
+    return out
+
+
+def restore_acknowledged(vault: Vault, writer: Writer) -> tuple[list[str], list[str]]:
+    """Put back every acknowledged memory no file of its scope holds (`memdream doctor --fix`):
+    its line as written, appended to the file it was written to, through the writer.
+    Returns (restored "file: id" items, ones that could not be restored with the reason)."""
+    restored: list[str] = []
+    failed: list[str] = []
+    with writer.locked():
+        for scope in vault.scopes():
+            acked = journal.acknowledged(vault, scope)
+            if not acked:
+                continue
+            present = entry_ids(vault, scope)
+            for a in acked.values():
+                if a.id in present:
+                    continue
+                path = vault.root / a.file
+                layer = vault.layer_of(scope, path)
+                entry = parse_line(a.line, layer)
+                if entry.id != a.id or not a.file.startswith(vault.relpath(vault.scope_dir(scope)) + "/"):
+                    failed.append(f"{a.file}: {a.id}: the record is not a line of this scope")
+                    continue
+                header = MEMORY_HEADER if layer == "resident" else ""
+
+                def put_back(doc, entry=entry):  # type: ignore[no-untyped-def]
+                    if doc.find(entry.id) < 0:
+                        doc.append_entry(entry)
+
+                try:
+                    writer.update(path, put_back, header=header)
+                except MemdreamError as exc:
+                    failed.append(f"{a.file}: {a.id}: {exc.message}")
+                    continue
+                restored.append(f"{a.file}: {a.id}")
+                present.add(a.id)
+    return restored, failed

@@ -35,7 +35,8 @@ from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
-from memdream.store.format import Document
+from memdream.store import journal
+from memdream.store.format import Document, render_line
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
 from memdream.importers import Skipped
@@ -306,6 +307,7 @@ class Memory:
             path, header = self._file_for_new(layer, now)
             # New line first, then the end marks: a crash in between leaves both valid, never neither.
             self._update(path, lambda doc: doc.append_entry(new), header=header)
+            journal.record(self.vault, self.scope, path, new.id, render_line(new), now)  # what doctor checks the files against
             ended: list[Entry] = []
             for row in olds:
                 upd = self._update(self._path(row), self._set(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
@@ -383,6 +385,7 @@ class Memory:
                     upd = self._update(self._path(row), drop)
                     removed = upd.result or removed
                 assert removed is not None
+                journal.erase(self.vault, self.scope, entry_id)  # erased history leaves no copy behind
                 return removed
             row = self._find(entry_id, current_only=True)
             now = self.clock.now()

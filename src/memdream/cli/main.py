@@ -583,22 +583,27 @@ def index_sync(vault: str | None, user: str | None, agent: str | None, as_json: 
 
 
 @cli.command()
-@click.option("--fix", is_flag=True, help="First delete the temp files interrupted writes left (older than a minute), then check.")
+@click.option("--fix", is_flag=True, help="First delete the temp files interrupted writes left (older than a minute) and put back acknowledged memories no file holds any more, then check.")
 @_scope_options
 @_json_option
 @_handle_errors
 def doctor(fix: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
     """Check that every file parses and that the index agrees with the files (exit 1 on problems)."""
-    from memdream.doctor import check_vault, remove_temp_files
+    from memdream.doctor import check_vault, remove_temp_files, restore_acknowledged
 
     with _open(vault, user, agent) as mem:
         removed = remove_temp_files(mem.vault, mem.writer) if fix else []
+        restored, unrestored = restore_acknowledged(mem.vault, mem.writer) if fix else ([], [])
         problems = check_vault(mem.vault, mem.index)
     if as_json:
-        _emit({"ok": not problems, "problems": [p.to_json() for p in problems], "removed": removed})
+        _emit({"ok": not problems, "problems": [p.to_json() for p in problems], "removed": removed, "restored": restored, "not_restored": unrestored})
     else:
         for r in removed:
             click.echo(f"removed {r} (temp file of an interrupted write)")
+        for r in restored:
+            click.echo(f"restored {r} (acknowledged, then missing from the files)")
+        for r in unrestored:
+            click.echo(f"could not restore {r}")
         for p in problems:
             click.echo(str(p))
         click.echo("all files parse and the index agrees with them" if not problems else f"{len(problems)} problem(s) found")
