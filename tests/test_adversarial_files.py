@@ -229,3 +229,59 @@ def test_a_corrupt_index_is_replaced_by_index_rebuild(v: str) -> None:
     assert "alice likes tea" in ok(cli("list", "--vault", v, "--user", "alice")).stdout
     sqlite3.connect(db).execute("SELECT count(*) FROM entries").fetchone()
     ok(cli("doctor", "--vault", v, "--user", "alice"))
+
+
+# -- item 13: an editor that saves in place; the record of acknowledged writes
+
+
+def test_the_writer_never_builds_on_a_half_saved_file(tmp_path: Path, clock) -> None:
+    import threading
+    import time
+
+    from memdream.config import load_config
+    from memdream.memory import Memory
+
+    mem = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock)
+    mem.vault.init()
+    first = mem.remember("我住在杭州 I live in Hangzhou").id
+    path = next(mem.vault.recall_dir(mem.scope).glob("*.md"))
+    whole = path.read_bytes() + "- 手写：周末去爬山 hiking on weekends\n".encode()
+    half = len(whole) // 2
+    with open(path, "r+b") as fh:  # an editor saving in place: truncate, the first half, a pause ...
+        fh.truncate()
+        fh.write(whole[:half])
+        fh.flush()
+
+        def rest() -> None:
+            time.sleep(0.05)
+            fh.write(whole[half:])
+            fh.flush()
+
+        t = threading.Thread(target=rest)
+        t.start()
+        second = mem.remember("我在西湖区上班 I work in Xihu", type="fact").id  # while the file is half written
+        t.join()
+    data = path.read_bytes().decode("utf-8")
+    assert first in data and second in data and "hiking on weekends" in data, data
+    assert data.count("\n- ") + data.startswith("- ") >= 3
+    mem.close()
+
+
+def test_doctor_lists_acknowledged_memories_no_file_holds_and_fix_puts_them_back(v: str) -> None:
+    out = ok(cli("remember", "my dentist is Dr. Wang 牙医姓王", "--json", "--vault", v, "--user", "alice")).stdout
+    eid = json.loads(out)["entry"]["id"]
+    recall = next((scope(v, "alice") / "memory" / "recall").glob("*.md"))
+    stale = b"".join(ln for ln in recall.read_bytes().splitlines(keepends=True) if eid.encode() not in ln)
+    recall.write_bytes(stale)  # an editor's stale buffer saved over the acknowledged line
+    d = cli("doctor", "--vault", v, "--user", "alice")
+    assert d.returncode == 1 and f"acknowledged memory {eid}" in d.stdout and "doctor --fix" in d.stdout, d.stdout
+    assert "Dr. Wang" not in cli("list", "--vault", v, "--user", "alice").stdout
+    f = cli("doctor", "--fix", "--vault", v, "--user", "alice")
+    assert f.returncode == 0 and f"restored scopes/main/alice/memory/recall/{recall.name}: {eid}" in f.stdout, f.stdout
+    assert "Dr. Wang" in cli("list", "--vault", v, "--user", "alice").stdout
+    # the record lives in the scope's own folder, a plain file; a hard forget erases it there too
+    records = list((scope(v, "alice") / "memory" / ".journal").glob("*.jsonl"))
+    assert records and eid in records[0].read_text(encoding="utf-8")
+    ok(cli("forget", eid, "--hard", "--yes", "--vault", v, "--user", "alice"))
+    assert eid not in records[0].read_text(encoding="utf-8")
+    ok(cli("doctor", "--vault", v, "--user", "alice"))
