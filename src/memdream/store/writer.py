@@ -46,6 +46,7 @@ T = TypeVar("T")
 LOCK_TIMEOUT_S = 60.0  # a writer waits this long for another before giving up with a hint
 MAX_RETRIES = 8  # how often a write re-applies itself on a file that keeps changing under it
 SETTLE_S = 0.2  # a file changed by someone else less than this long ago may be half saved: wait
+SETTLE_CUT_S = 2.0  # the same for a file that does not end with a newline (cut off mid-line?)
 SETTLE_POLL_S = 0.01
 SETTLE_MAX_S = 10.0  # a file that never settles for this long: give up with a hint
 OWN_WRITES = "written"  # under .memdream/: the state of each file as memdream last wrote it
@@ -390,7 +391,10 @@ class Writer:
         deadline = time.monotonic() + SETTLE_MAX_S
         stable_since = time.monotonic()
         while True:
-            if time.time_ns() - state.mtime_ns >= SETTLE_S * 1e9 or time.monotonic() - stable_since >= SETTLE_S:
+            # A file cut off mid-line (memdream always ends with a newline) is most likely an
+            # editor stalled half way: it must stay the same for longer before it is taken.
+            settle = SETTLE_S if not data or data.endswith(b"\n") else SETTLE_CUT_S
+            if time.time_ns() - state.mtime_ns >= settle * 1e9 or time.monotonic() - stable_since >= settle:
                 return data, state
             if time.monotonic() > deadline:
                 raise VaultError(
