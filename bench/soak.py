@@ -3,9 +3,11 @@
     .venv/bin/python bench/soak.py [--procs 16] [--ops 500] [--crashes 1000] [--report docs/reliability.md]
 
 1. Concurrency: `--procs` worker processes each run `--ops` mixed operations on one scope
-   (remember, forget, pin, unpin, log, recall, light dreams) while one more process edits the
-   files by hand (appends hand-written lines, rewrites a line's text). Then: every acknowledged
-   write is in the files, every file parses, and the index agrees with the files after a sync.
+   (remember, forget, pin, unpin, log, recall, light dreams) while two people edit the files
+   by hand: one saves by rename (appends hand-written lines, rewrites a line's text), the
+   other's editor saves in place (truncates, writes half, pauses 5 ms, writes the rest).
+   Then: every acknowledged write is in the files, every file parses, and the index agrees
+   with the files after a sync; `doctor --fix` then puts back what its record says is missing.
 2. Crash injection: `--crashes` trials, shared in turn among a writer (remember, pin, log and
    forget; half the trials), gc (archiving 400 reflected daily logs and their reflections)
    and a light dream (1,500 entries), each killed with SIGKILL at a random moment. After each:
@@ -426,7 +428,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     print(f"[soak] concurrency: {args.procs} x {args.ops} ...", file=sys.stderr, flush=True)
-    c = concurrency(args.procs, args.ops)
+    c = concurrency(args.procs, args.ops, in_place=True)
     print(f"[soak] {json.dumps(c, ensure_ascii=False)}", file=sys.stderr, flush=True)
     print(f"[soak] crash injection: {args.crashes} trials ...", file=sys.stderr, flush=True)
     t1 = time.perf_counter()
@@ -443,10 +445,12 @@ def main() -> None:
         "",
         "| check | figure |",
         "| --- | --- |",
-        f"| concurrency: processes x mixed operations, light dreams among them (+1 person editing by hand) | {c['procs']} x {c['ops']} in {c['seconds']:.0f} s |",
+        f"| concurrency: processes x mixed operations, light dreams among them (+1 person saving by rename, +1 whose editor saves in place) | {c['procs']} x {c['ops']} in {c['seconds']:.0f} s |",
         f"| acknowledged remembers missing from the files | {c['acked_missing']} of {c['acked']} |",
+        f"| acknowledged remembers missing after `doctor --fix` put back what its record lists (restored) | {c['acked_missing_after_fix']} ({c['restored_by_doctor_fix']}) |",
         f"| acknowledged log blocks missing | {c['logs_missing']} of {c['logs']} |",
-        f"| hand-written lines lost | {c['hand_missing']} of {c['hand']} |",
+        f"| hand-written lines lost (saved by rename) | {c['hand_missing']} of {c['hand']} |",
+        f"| lines saved in place lost (truncate, half, 5 ms, rest) | {c['in_place_missing']} of {c['in_place_saves']} |",
         f"| lines that do not parse | {c['parse_problems']} |",
         f"| doctor problems after sync (temp files aside) | {len(c['doctor'])} |",
         f"| crash injection: kill -9 trials (remember, pin, log, forget / gc / light dream) | {w.get('trials', 0)} / {g.get('trials', 0)} / {d.get('trials', 0)} |",
