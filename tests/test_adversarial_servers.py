@@ -191,3 +191,26 @@ def test_mcp_http_takes_the_bearer_scheme_in_any_case_and_caps_idle_sessions(tmp
         time.sleep(2.5)  # none of them is used again: all expire
         assert httpx.post(url, json=INIT, headers=auth, timeout=10).status_code == 200
     mem.close()
+
+
+# -- item 10 in the console: a FIFO freezes no page
+
+
+def test_fifos_in_the_vault_freeze_no_page_of_the_console(two_scopes) -> None:
+    alice, bob = two_scopes
+    today = alice.knowledge.log_path(alice.clock.now().date())
+    today.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(today)
+    os.mkfifo(bob.vault.memory_dir(bob.scope) / "NOW.md")
+    (bob.vault.recall_dir(bob.scope) / "2026-01.md").parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(bob.vault.recall_dir(bob.scope) / "2026-01.md")
+    dreams = alice.vault.memory_dir(alice.scope) / "dreams"
+    dreams.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(dreams / "2026-06-01.md")
+    with Served(lambda port: create_app(alice, TOKEN, port=port)) as s:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        for path in ("/", "/entries", "/entries?q=tea", "/knowledge", "/dreams", "/conflicts", "/subject/x?as_of=not-a-date",
+                     "/entries?layer=nonsense", "/entries?q=" + "长" * 5000, "/api/state"):  # fmt: skip
+            r = httpx.get(s.url + path, headers=auth, timeout=20)  # a FIFO that blocked a read would time out here
+            assert r.status_code < 500, (path, r.status_code)
+        assert "alice likes tea" in httpx.get(s.url + "/entries", headers=auth, timeout=20).text
