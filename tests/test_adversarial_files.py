@@ -247,6 +247,7 @@ def test_the_writer_never_builds_on_a_half_saved_file(tmp_path: Path, clock) -> 
     path = next(mem.vault.recall_dir(mem.scope).glob("*.md"))
     whole = path.read_bytes() + "- 手写：周末去爬山 hiking on weekends\n".encode()
     half = len(whole) // 2
+    assert whole[half - 1 : half] != b"\n"  # cut mid-line, as a torn save almost always is
     with open(path, "r+b") as fh:  # an editor saving in place: truncate, the first half, a pause ...
         fh.truncate()
         fh.write(whole[:half])
