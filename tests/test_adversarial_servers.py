@@ -175,7 +175,8 @@ def test_mcp_http_takes_the_bearer_scheme_in_any_case_and_caps_idle_sessions(tmp
 
     mem = open_mem(tmp_path / "v", "me", clock)
     token = "mcp-adversarial-token"
-    with Served(lambda port: http_app(mem, "127.0.0.1", token, max_sessions=3, session_idle_s=1.0)) as s:
+    auth = {**ACCEPT, "Authorization": f"Bearer {token}"}
+    with Served(lambda port: http_app(mem, "127.0.0.1", token, max_sessions=3, session_idle_s=600.0)) as s:
         url = f"{s.url}/mcp"
         for scheme in ("bearer", "BEARER", "bEaReR"):
             r = httpx.post(url, json=INIT, headers={**ACCEPT, "Authorization": f"{scheme} {token}"}, timeout=10)
@@ -183,12 +184,23 @@ def test_mcp_http_takes_the_bearer_scheme_in_any_case_and_caps_idle_sessions(tmp
         for bad in (f"Basic {token}", token, f"bearer{token}", "bearer wrong", "bearer é".encode()):
             r = httpx.post(url, json=INIT, headers={**ACCEPT, "Authorization": bad}, timeout=10)
             assert r.status_code == 401, bad
-        # 3 sessions were opened above; the cap is 3: wait for the idle ones to expire, then fill it
-        time.sleep(2.5)
-        auth = {**ACCEPT, "Authorization": f"Bearer {token}"}
-        got = [httpx.post(url, json=INIT, headers=auth, timeout=10).status_code for _ in range(5)]
-        assert got == [200, 200, 200, 503, 503], got
-        time.sleep(2.5)  # none of them is used again: all expire
+        # 3 sessions are open, never closed: the cap is 3
+        got = [httpx.post(url, json=INIT, headers=auth, timeout=10).status_code for _ in range(2)]
+        assert got == [503, 503], got
+    # idle sessions expire: a session unused for longer than the limit is gone, and its place is free
+    with Served(lambda port: http_app(mem, "127.0.0.1", token, max_sessions=1, session_idle_s=1.0)) as s:
+        url = f"{s.url}/mcp"
+        first = httpx.post(url, json=INIT, headers=auth, timeout=10)
+        assert first.status_code == 200
+        sid = first.headers["mcp-session-id"]
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            time.sleep(2.5)  # longer than the idle limit: a request in between would keep it alive
+            if httpx.post(url, json=ping, headers={**auth, "mcp-session-id": sid}, timeout=10).status_code == 404:
+                break
+        else:
+            raise AssertionError("the idle session never expired")
         assert httpx.post(url, json=INIT, headers=auth, timeout=10).status_code == 200
     mem.close()
 

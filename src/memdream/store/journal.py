@@ -5,7 +5,7 @@
 
 Files stay the truth: memory is only ever read from the Markdown files, never from here.
 This is a plain file in the scope's own folder (so it travels, and is private, with the
-scope), appended by the single writer after each acknowledged write. `memdream doctor`
+scope; git-ignored in a git vault), appended by the single writer after each acknowledged write. `memdream doctor`
 compares it with the files and lists the acknowledged memories no file holds any more (an
 editor that saved a torn or stale copy over them, a line deleted by mistake);
 `memdream doctor --fix` appends each of those lines back to its file, through the writer.
@@ -47,7 +47,10 @@ def record(vault: Vault, scope: Scope, path: Path, entry_id: str, line: str, whe
     item = {"id": entry_id, "file": vault.relpath(path), "line": line, "at": when.isoformat()}
     data = (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            # Not versioned in a git vault: a safety net, not memory; commits stay the memory's diffs.
+            (folder / ".gitignore").write_text("*\n", encoding="utf-8")
         target = folder / f"{when:%Y-%m}.jsonl"
         vault.ensure_inside(target)
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
