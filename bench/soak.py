@@ -237,6 +237,7 @@ def concurrency(procs: int, ops: int, person_seconds: float = 20.0, in_place: bo
             "in_place_saves": len(saved), "in_place_missing": sum(1 for t in saved if t not in blob),
             "parse_problems": len(problems), "doctor": doctor,
             "errors": [e for r in results for e in r.get("errors", [])][:5],
+            "error_count": sum(len(r.get("errors", [])) for r in results),
         }  # fmt: skip
 
 
@@ -451,6 +452,7 @@ def main() -> None:
         f"| acknowledged log blocks missing | {c['logs_missing']} of {c['logs']} |",
         f"| hand-written lines lost (saved by rename) | {c['hand_missing']} of {c['hand']} |",
         f"| lines saved in place lost (truncate, half, 5 ms, rest) | {c['in_place_missing']} of {c['in_place_saves']} |",
+        f"| operations refused with an error (nothing acknowledged, so nothing lost; e.g. a file that never settled for 10 s) | {c['error_count']} |",
         f"| lines that do not parse | {c['parse_problems']} |",
         f"| doctor problems after sync (temp files aside) | {len(c['doctor'])} |",
         f"| crash injection: kill -9 trials (remember, pin, log, forget / gc / light dream) | {w.get('trials', 0)} / {g.get('trials', 0)} / {d.get('trials', 0)} |",
