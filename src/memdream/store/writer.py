@@ -44,7 +44,7 @@ from memdream.store.vault import Vault
 T = TypeVar("T")
 
 LOCK_TIMEOUT_S = 60.0  # a writer waits this long for another before giving up with a hint
-MAX_RETRIES = 8  # how often a write re-applies itself on a file that keeps changing under it
+MAX_RETRIES = 32  # how often a write re-applies itself on a file that keeps changing under it (cheap: each is one read, one change)
 SETTLE_S = 0.03  # a file changed in place less than this long ago may be half saved: wait (6x the 5 ms pause of issue 17)
 SETTLE_CUT_S = 2.0  # the same for a file that does not end with a newline (cut off mid-line?)
 SETTLE_POLL_S = 0.01
