@@ -382,8 +382,9 @@ class Writer:
         several pieces: a read in between sees half a file. memdream's own writes are atomic
         renames, so a file as a memdream writer left it (the state recorded in
         .memdream/written) is at rest. Any other version is taken once its modification time
-        is SETTLE_S old, or once it stayed the same for SETTLE_S (a clock set ahead); until
-        then it is read again every few milliseconds."""
+        is SETTLE_S old, or once it stayed the same for SETTLE_S (a clock set ahead), and
+        SETTLE_CUT_S if it ends mid-line; until then it is read again every few milliseconds.
+        The final exchange in atomic_write still checks that what it swaps out is what was read."""
         if not state.exists or self._is_own(path, state):
             return data, state
         deadline = time.monotonic() + SETTLE_MAX_S
