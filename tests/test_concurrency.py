@@ -59,3 +59,14 @@ def test_mixed_writers_a_dreamer_and_a_person_lose_nothing(soak) -> None:
     assert r["acked"] > 100
     assert r["acked_missing"] == 0 and r["logs_missing"] == 0 and r["hand_missing"] == 0, r
     assert r["parse_problems"] == 0 and r["doctor"] == [] and r["errors"] == [], r
+
+
+def test_an_editor_that_saves_in_place_costs_no_acknowledged_write(soak) -> None:
+    """Issue 17, item 13: 2 processes remember (and forget, pin, log, dream) while one person's
+    editor saves the recall files in place (truncate, first half, 5 ms pause, the rest) and
+    another saves by rename. Before the writer waited for a file to settle, it built on the
+    half-saved file: the issue's run lost 575 of 600 acknowledged remembers."""
+    r = soak.concurrency(2, 80, person_seconds=8.0, in_place=True)
+    assert r["acked"] > 50 and r["in_place_saves"] > 20, r
+    assert r["acked_missing"] == 0 and r["logs_missing"] == 0 and r["acked_missing_after_fix"] == 0, r
+    assert r["parse_problems"] == 0 and r["doctor"] == [] and r["errors"] == [], r

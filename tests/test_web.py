@@ -47,7 +47,7 @@ def seeded(vault: Path, clock) -> Memory:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def client(tmp_path: Path, clock):  # type: ignore[no-untyped-def]
     mem = seeded(tmp_path / "v", clock)
-    yield TestClient(create_app(mem, TOKEN), base_url="http://127.0.0.1"), mem
+    yield TestClient(create_app(mem, TOKEN, port=8765), base_url="http://127.0.0.1:8765"), mem
     mem.close()
 
 
@@ -121,7 +121,7 @@ def browser_page(tmp_path: Path, clock):  # type: ignore[no-untyped-def]
     mem = seeded(tmp_path / "v", clock)
     mem.dream(["light"])  # a dream to show and undo
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(mem, TOKEN), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(mem, TOKEN, port=port), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

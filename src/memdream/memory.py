@@ -36,7 +36,8 @@ from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, dense_weight
 from memdream.model.similarity import anchor_terms, is_duplicate, similarity
-from memdream.store.format import Document, parse_line
+from memdream.store import journal
+from memdream.store.format import Document, parse_line, render_line
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
 from memdream.importers import MAX_IMPORT_TEXT_CHARS, Skipped
@@ -325,6 +326,7 @@ class Memory:
             path, header = self._file_for_new(layer, now)
             # New line first, then the end marks: a crash in between leaves both valid, never neither.
             self._update(path, lambda doc: doc.append_entry(new), header=header)
+            journal.record(self.vault, self.scope, path, new.id, render_line(new), now)  # what doctor checks the files against
             ended: list[Entry] = []
             for row in olds:
                 upd = self._update(self._path(row), self._set(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))
@@ -402,6 +404,7 @@ class Memory:
                     upd = self._update(self._path(row), drop)
                     removed = upd.result or removed
                 assert removed is not None
+                journal.erase(self.vault, self.scope, entry_id)  # erased history leaves no copy behind
                 return removed
             row = self._find(entry_id, current_only=True)
             now = self.clock.now()
@@ -746,11 +749,35 @@ class Memory:
         self.sync()
         return report
 
-    def import_folder(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
+    def check_import_source(self, path: str | os.PathLike[str], from_scope: str | None = None) -> None:
+        """Refuse to import from another scope of this vault (its memories would cross into
+        this scope without a word) unless `from_scope` names that scope ("agent/user")."""
+        real = os.path.realpath(path)
+        scopes = os.path.realpath(self.vault.root / "scopes")
+        if real == scopes or scopes.startswith(real + os.sep):
+            raise RefusedInput(
+                f"{path} holds this vault's scopes; importing it would copy every scope's memories into {self.scope.key}",
+                "import one scope's folder, with --from-scope AGENT/USER naming it",
+            )
+        if not real.startswith(scopes + os.sep):
+            return
+        parts = real[len(scopes) + 1 :].split(os.sep)
+        owner = "/".join(parts[:2])
+        if from_scope != owner:
+            said = f" (--from-scope {from_scope} was given)" if from_scope else ""
+            raise RefusedInput(
+                f"{path} is inside scope {owner} of this vault{said}; importing it copies that scope's memories into {self.scope.key}",
+                f"if that is what you mean, say so: --from-scope {owner}",
+            )
+
+    def import_folder(self, fmt: str, path: str | os.PathLike[str], from_scope: str | None = None) -> ImportReport:
         """Import another memory system's folder (claude-code, openclaw, cowagent): list items
         become memories through the write path; daily logs join the daily memory; the rest is
-        kept verbatim in the raw layer. Importing twice adds nothing."""
+        kept verbatim in the raw layer. Importing twice adds nothing. A folder of another scope
+        of this vault is refused unless `from_scope` names it."""
         import hashlib
+
+        self.check_import_source(path, from_scope)
 
         from memdream.importers.folders import FOLDER_FORMATS, read_folder
 
@@ -1048,4 +1075,5 @@ def open_memory(
         mem.vault.init()
     else:
         mem.vault.require()
+    mem.vault.ensure_scope_unlinked(mem.scope)
     return mem

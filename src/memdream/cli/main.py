@@ -39,6 +39,11 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             if exc.hint:
                 click.echo(f"hint: {exc.hint}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # a file-system oddity no check foresaw: still a message, never a traceback
+            where = f" ({exc.filename})" if exc.filename else ""
+            click.echo(f"error: {exc.strerror or exc}{where}", err=True)
+            click.echo("hint: check that path in the vault (a folder or special file where a file should be?); 'memdream doctor' lists what it finds", err=True)
+            sys.exit(1)
 
     return wrapper
 
@@ -296,22 +301,25 @@ def search(query: str, raw: bool, k: int, vault: str | None, user: str | None, a
     required=True,
     help="jsonl, chatgpt (the export .zip or its conversations.json), markdown: conversations for the raw layer. claude-code, openclaw, cowagent: another memory system's folder. vault: a copy 'memdream export' wrote (a folder or .tar.gz), restored.",
 )
+@click.option("--from-scope", "from_scope", default=None, metavar="AGENT/USER", help="PATH is inside that scope of this vault and you mean to copy its memories here (refused without it).")
 @_scope_options
 @_json_option
 @_handle_errors
-def import_(path: str, fmt: str, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
+def import_(path: str, fmt: str, from_scope: str | None, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
     """Import conversations or another memory system's folder (importing twice adds nothing).
 
     Conversations are stored verbatim in the raw layer. From a memory folder, list items
     become memories through the write path (secrets refused, repeats folded), daily logs join
-    the daily memory, and the other files are kept verbatim and searchable.
+    the daily memory, and the other files are kept verbatim and searchable. A folder inside
+    another scope of the same vault is refused unless --from-scope names that scope.
     """
     with _open(vault, user, agent, create=True) as mem:
         folder = fmt in ("claude-code", "openclaw", "cowagent")
         if fmt == "vault":
             report = mem.import_vault(path)
         else:
-            report = mem.import_folder(fmt, path) if folder else mem.import_transcripts(fmt, path)
+            mem.check_import_source(path, from_scope)
+            report = mem.import_folder(fmt, path, from_scope) if folder else mem.import_transcripts(fmt, path)
     if as_json:
         _emit(report.to_json())
         return
@@ -621,22 +629,27 @@ def index_sync(vault: str | None, user: str | None, agent: str | None, as_json: 
 
 
 @cli.command()
-@click.option("--fix", is_flag=True, help="First delete the temp files interrupted writes left (older than a minute), then check.")
+@click.option("--fix", is_flag=True, help="First delete the temp files interrupted writes left (older than a minute) and put back acknowledged memories no file holds any more, then check.")
 @_scope_options
 @_json_option
 @_handle_errors
 def doctor(fix: bool, vault: str | None, user: str | None, agent: str | None, as_json: bool) -> None:
     """Check that every file parses and that the index agrees with the files (exit 1 on problems)."""
-    from memdream.doctor import check_vault, remove_temp_files
+    from memdream.doctor import check_vault, remove_temp_files, restore_acknowledged
 
     with _open(vault, user, agent) as mem:
         removed = remove_temp_files(mem.vault, mem.writer) if fix else []
+        restored, unrestored = restore_acknowledged(mem.vault, mem.writer) if fix else ([], [])
         problems = check_vault(mem.vault, mem.index)
     if as_json:
-        _emit({"ok": not problems, "problems": [p.to_json() for p in problems], "removed": removed})
+        _emit({"ok": not problems, "problems": [p.to_json() for p in problems], "removed": removed, "restored": restored, "not_restored": unrestored})
     else:
         for r in removed:
             click.echo(f"removed {r} (temp file of an interrupted write)")
+        for r in restored:
+            click.echo(f"restored {r} (acknowledged, then missing from the files)")
+        for r in unrestored:
+            click.echo(f"could not restore {r}")
         for p in problems:
             click.echo(str(p))
         click.echo("all files parse and the index agrees with them" if not problems else f"{len(problems)} problem(s) found")
@@ -854,11 +867,15 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
     from memdream.web.app import create_app, new_token
 
     mem = _open(vault, user, agent, create=True)
+    supplied = bool(token)
     token = token or new_token()
     sched = _background_scheduler(vault, user, agent, loud=True) if scheduler else None
-    click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token={token}", err=True)
+    if supplied:  # never echo a secret the user gave: they know it, a terminal log need not
+        click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token=<your --token>", err=True)
+    else:
+        click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token={token}", err=True)
     try:
-        uvicorn.run(create_app(mem, token), host=host, port=port, log_level="warning")
+        uvicorn.run(create_app(mem, token, host=host, port=port), host=host, port=port, log_level="warning")
     finally:
         if sched is not None:
             sched.stop(timeout=5)

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdream.store.writer import decode, read_file
+from memdream.store.writer import atomic_write, decode, read_file
 
 if TYPE_CHECKING:
     from memdream.memory import Memory
@@ -125,6 +125,6 @@ def load_state(mem: "Memory") -> dict[str, Any]:
 def save_state(mem: "Memory", state: dict[str, Any]) -> None:
     path = state_path(mem)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
-    tmp.replace(path)
+    # A temp file of its own (two processes dreaming at once each save: a shared temp name let
+    # one rename the other's file away, and the second rename failed with FileNotFoundError).
+    atomic_write(path, json.dumps(state, sort_keys=True).encode("utf-8"))

@@ -29,7 +29,7 @@ from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.store.format import Document, parse_document, parse_line
 from memdream.model.secrets import shown_entry
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import FileState, Update, decode, read_file
+from memdream.store.writer import LINE_INDEX_MAX, FileState, NotRegularFile, Update, clean, decode, read_file
 
 BUSY_TIMEOUT_MS = 60_000
 MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)
@@ -38,6 +38,20 @@ POSTINGS_MIN_ENTRIES = 2_000  # below this, FTS5 alone answers within a few mill
 # positive text then intersects with the (short) list of negative entries only.
 NEG_TOKEN = "memdreamnegation"
 DELETED_LOG_MAX = 20_000  # rowids remembered as deleted for caches to catch up; older caches reload
+
+
+def bounded_line(raw: str) -> str:
+    """The part of a file's line the index keeps (all of it, unless it is over-long)."""
+    return raw if len(raw) <= LINE_INDEX_MAX else raw[:LINE_INDEX_MAX]
+
+
+def _item(raw: str, entry: Entry, layer: str) -> tuple[str, str, Entry]:
+    """(line hash, indexed line, entry) of one line of a file; an over-long line is indexed by its prefix."""
+    line = raw.rstrip("\r")
+    if len(line) > LINE_INDEX_MAX:
+        line = bounded_line(line)
+        entry = parse_line(line, layer)
+    return line_hash(raw), line, entry
 
 
 def _ts(d: datetime | None) -> float | None:
@@ -175,23 +189,28 @@ class Index:
             for d in (self.vault.recall_dir(scope), self.vault.archive_dir(scope))
         )
         listed = self.vault.list_entry_files(scope) if safe else []
+        present: set[str] = set()
         for rel, layer in listed:
             try:
                 st = os.lstat(root + rel)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 continue
-            if stat.S_ISLNK(st.st_mode):
-                continue  # never read through a link (doctor reports it)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+                continue  # never read a link, FIFO, device, folder or hard-linked file (doctor reports it)
+            present.add(rel)
             k = known.get(rel)
             if k is not None and k[:3] == (st.st_mtime_ns, st.st_size, st.st_ino) and k[3] == layer:
                 continue
             path = Path(root + rel)
-            data, state = read_file(path)
+            try:
+                data, state = read_file(path)
+            except NotRegularFile:
+                present.discard(rel)  # it changed into one since the lstat
+                continue
             if not state.exists:
                 continue
             if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
                 changed += 1
-        present = {rel for rel, _ in listed}
         gone = [p for p in known if p not in present]
         if gone:
             with self.transaction() as db:
@@ -207,6 +226,9 @@ class Index:
         with self.transaction() as db:
             row = db.execute("SELECT hash, layer FROM files WHERE path = ?", (rel,)).fetchone()
             indexed = row[0] if row is not None and row[1] == layer else None
+            if upd.raw_bytes:  # bytes that are not UTF-8, kept as typed: index the file as display text (U+FFFD)
+                self._index_doc(db, rel, scope, layer, upd.state, parse_document(clean(upd.document.render())))
+                return
             if indexed is None and upd.before.exists or indexed is not None and indexed != upd.before.sha:
                 self._index_doc(db, rel, scope, layer, upd.state, upd.document)
                 return
@@ -232,7 +254,7 @@ class Index:
             for ln in upd.added:
                 entry = ln.entry
                 assert entry is not None
-                added.append((line_hash(ln.raw), ln.raw.rstrip("\r"), entry))
+                added.append(_item(ln.raw, entry, layer))
             self._insert_many(db, rel, scope.key, layer, added)
             self._set_file(db, rel, scope, layer, upd.state)
 
@@ -269,7 +291,7 @@ class Index:
             else:
                 entry = ln.entry
                 assert entry is not None
-                fresh.append((lh, ln.raw.rstrip("\r"), entry))
+                fresh.append(_item(ln.raw, entry, layer))
         stale = [rid for rids in old.values() for rid in rids]
         if stale:
             self._delete_rows(db, stale)
@@ -369,8 +391,42 @@ class Index:
         self._delete_rows(db, [r[0] for r in db.execute("SELECT rowid FROM entries WHERE path = ?", (rel,))])
         db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
+    def _replace_broken(self) -> None:
+        """An index.db that SQLite cannot open or read (not a database, a malformed image) is
+        derived data: move it aside (index.db.broken, replacing an older one) and start afresh."""
+        self.close()
+        self._postings = None
+        path = self.vault.index_path
+        try:
+            os.replace(path, path.with_name(path.name + ".broken"))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise VaultError(f"cannot move the broken index {path} aside: {exc.strerror or exc}", f"delete {path} by hand (it is derived data), then run 'memdream index rebuild'") from exc
+        for suffix in ("-wal", "-shm", "-journal"):
+            try:
+                os.unlink(str(path) + suffix)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                pass
+
     def rebuild(self, scopes: Iterable[Scope]) -> int:
-        """Drop every row and index all files again; returns the number of entries indexed."""
+        """Drop every row and index all files again; returns the number of entries indexed.
+        An index that cannot be opened or read is replaced by a new one."""
+        try:
+            check = self.db.execute("PRAGMA quick_check(1)").fetchone()
+            if not check or check[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {check[0] if check else 'no answer'}")
+            self._clear()
+        except (VaultError, sqlite3.DatabaseError):
+            self._replace_broken()
+            self._clear()
+        for scope in scopes:
+            self.sync_scope(scope)
+        return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
+
+    def _clear(self) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM entries")
             db.execute("DELETE FROM entries_fts")
@@ -387,9 +443,6 @@ class Index:
             db.execute("DELETE FROM raw_fts")
             db.execute("DELETE FROM raw_chunks")
             db.execute("DELETE FROM raw_files")
-        for scope in scopes:
-            self.sync_scope(scope)
-        return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
     # -- queries
     _COLS = "e.rowid, e.path, e.scope, e.layer, e.line, e.type, e.vf, e.vt, e.ca, e.la, e.hits, e.salience"

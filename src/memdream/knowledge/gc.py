@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from memdream.errors import MemdreamError
 from memdream.knowledge.notes import as_date, parse_note, render_note
+from memdream.store.writer import decode, read_file
 
 LOG_MAX_DAYS = 30  # daily logs older than this may be archived ...
 REF_WINDOW_DAYS = 7  # ... unless referenced by a file dated within this window
@@ -86,6 +88,15 @@ class Plan:
         return out
 
 
+def _text(p: Path) -> str | None:
+    """A knowledge file's text; None for what gc never opens (a FIFO, folder, link: doctor names them)."""
+    try:
+        data, state = read_file(p)
+    except (MemdreamError, OSError):
+        return None
+    return decode(data, p) if state.exists else None
+
+
 def recent_files(memory_dir: Path, today: date) -> dict[Path, str]:
     """The text of every file dated within the reference window, read once per plan (reading
     them again for each candidate made a year of logs take seconds)."""
@@ -93,9 +104,8 @@ def recent_files(memory_dir: Path, today: date) -> dict[Path, str]:
     for p in memory_dir.rglob("*.md"):
         if ".archive" in p.parts or p.name.startswith(".") or p.name == "INDEX.md":
             continue
-        try:
-            text = p.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = _text(p)
+        if text is None:
             continue
         d = file_date(p, text)
         if d is not None and 0 <= (today - d).days <= REF_WINDOW_DAYS:
@@ -129,7 +139,7 @@ def plan(memory_dir: Path, today: date) -> Plan:
             pl.kept.append((p, f"referenced {refs} time(s) in the last {REF_WINDOW_DAYS} days"))
         elif (memory_dir / "reflections" / p.name).exists() or (archive / "reflections" / p.name).exists():
             pl.moves.append(Move(p, archive / p.name, f"daily log, {age} days old, reflected, no recent reference"))
-        elif UNREFLECTED not in p.read_text(encoding="utf-8", errors="replace"):
+        elif UNREFLECTED not in (_text(p) or UNREFLECTED):
             pl.unreflected.append(p)
     # Reflections.
     for p in sorted((memory_dir / "reflections").glob("*.md")) if (memory_dir / "reflections").is_dir() else []:
@@ -139,7 +149,9 @@ def plan(memory_dir: Path, today: date) -> Plan:
     # Finished actions.
     done = memory_dir / "actions" / "done"
     for p in sorted(done.glob("*.md")) if done.is_dir() else []:
-        d = file_date(p, p.read_text(encoding="utf-8", errors="replace"))
+        if (text := _text(p)) is None:
+            continue
+        d = file_date(p, text)
         if d and (today - d).days > DONE_MAX_DAYS:
             pl.moves.append(Move(p, archive / "actions" / "done" / p.name, f"done action, {(today - d).days} days old"))
         elif d is None:
@@ -147,7 +159,9 @@ def plan(memory_dir: Path, today: date) -> Plan:
     # Lessons: never moved; cold 🟡/⚪ ones are tagged.
     lessons = memory_dir / "lessons"
     for p in sorted(lessons.glob("*.md")) if lessons.is_dir() else []:
-        note = parse_note(p.read_text(encoding="utf-8", errors="replace"))
+        if (text := _text(p)) is None:
+            continue
+        note = parse_note(text)
         if note.priority == "🔴":
             continue
         created = file_date(p, "") or as_date(note.meta.get("date")) or today

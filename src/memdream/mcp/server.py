@@ -179,13 +179,15 @@ def build_server(mem: "Memory") -> "MCPServer":
 
 
 def bearer_guard(app, token: str):  # type: ignore[no-untyped-def]
-    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>`."""
-    expected = f"Bearer {token}".encode()
+    """ASGI middleware: every HTTP request needs `Authorization: Bearer <token>` (the scheme
+    in any case, RFC 9110 section 11.1)."""
+    expected = token.encode()
 
     async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
         if scope["type"] == "http":
             got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, expected):
+            scheme, _, value = got.strip().partition(b" ")
+            if not (scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), expected)):
                 body = b'{"error": "missing or wrong bearer token; start the client with the token memdream serve printed"}'
                 await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
                 await send({"type": "http.response.body", "body": body})
@@ -199,8 +201,18 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+MAX_SESSIONS = 64  # open MCP sessions at once; one more is answered 503 until one closes or expires
+SESSION_IDLE_S = 15 * 60.0  # a session without a request for this long is closed
+
+
+def http_app(mem: "Memory", host: str, token: str, max_sessions: int = MAX_SESSIONS, session_idle_s: float = SESSION_IDLE_S):  # type: ignore[no-untyped-def]
+    """The streamable HTTP app behind its bearer guard, with a cap on open sessions and idle
+    sessions expired (a client that opens sessions and never closes them cannot grow the server)."""
+    app = build_server(mem).streamable_http_app(host=host, max_sessions=max_sessions, session_idle_timeout=session_idle_s)
+    return bearer_guard(app, token)
+
+
 def serve_http(mem: "Memory", host: str, port: int, token: str, log_level: str = "warning") -> None:
     import uvicorn
 
-    app = build_server(mem).streamable_http_app(host=host)
-    uvicorn.run(bearer_guard(app, token), host=host, port=port, log_level=log_level)
+    uvicorn.run(http_app(mem, host, token), host=host, port=port, log_level=log_level)

@@ -154,7 +154,7 @@ class Vault:
         """Every file of the scope that holds entries, as (path relative to the vault, layer); folders are listed without stat."""
         base = self.relpath(self.scope_dir(scope))
         out: list[tuple[str, str]] = []
-        if os.path.isfile(self.resident_file(scope)):
+        if os.path.lexists(self.resident_file(scope)):  # the index reads regular files only (lstat)
             out.append((f"{base}/MEMORY.md", RESIDENT))
         for sub, layer in (("memory/recall", RECALL), ("memory/.archive/entries", ARCHIVE)):
             try:
@@ -178,18 +178,20 @@ class Vault:
         if not base.is_dir():
             return found
         for agent_dir in sorted(base.iterdir()):
-            if not agent_dir.is_dir():
-                continue
+            if agent_dir.is_symlink() or not agent_dir.is_dir():
+                continue  # a linked agent folder is never a scope (doctor reports it)
             for user_dir in sorted(agent_dir.iterdir()):
-                if user_dir.is_dir() and NAME_RE.fullmatch(agent_dir.name) and NAME_RE.fullmatch(user_dir.name):
+                if not user_dir.is_symlink() and user_dir.is_dir() and NAME_RE.fullmatch(agent_dir.name) and NAME_RE.fullmatch(user_dir.name):
                     if agent_dir.name not in (".", "..") and user_dir.name not in (".", ".."):
                         found.append(Scope(user=user_dir.name, agent=agent_dir.name))
         return found
 
     def is_inside(self, path: Path | str) -> bool:
-        """True if `path` is not a symlink and resolves to a place inside the vault."""
+        """True if `path` resolves to a place inside the vault and no part of it below the
+        vault's root is a symlink: a link from one scope's folder to another's (or to a
+        folder outside) is never followed, even when it stays inside the vault."""
         root = os.path.realpath(self.root)
-        if os.path.islink(path):
+        if os.path.islink(path) or not self.no_links_below_root(path):
             return False
         real = os.path.realpath(path)
         return real == root or real.startswith(root + os.sep)
@@ -197,7 +199,9 @@ class Vault:
     def no_links_below_root(self, path: Path | str) -> bool:
         """True if no component of `path` under the vault root is a symlink (lstat only: cheap)."""
         root = str(self.root)
-        p = str(path)
+        p = os.path.abspath(path)
+        if p == root:
+            return True
         if not p.startswith(root + os.sep):
             return False
         cur = root
@@ -208,12 +212,38 @@ class Vault:
         return True
 
     def ensure_inside(self, path: Path | str) -> None:
-        """Refuse to read or write through a symlink, or anything that resolves outside the vault."""
+        """Refuse to read or write through a symlink (anywhere on the path below the vault's
+        root), or anything that resolves outside the vault."""
         if not self.is_inside(path):
+            link = self.first_link(path)
+            where = f"{link} is a symlink" if link else f"{path} resolves outside the vault {self.root}"
             raise VaultError(
-                f"{path} is a symlink or resolves outside the vault {self.root}; memdream does not follow it",
-                "replace the link with a real file or folder inside the vault",
+                f"{where}; memdream does not follow links inside a vault (they would let one scope reach another's files)",
+                "replace the link with a real folder or file of its own, then try again",
             )
+
+    def first_link(self, path: Path | str) -> str:
+        """The first part of `path` below the vault's root that is a symlink ('' if none)."""
+        root = str(self.root)
+        p = os.path.abspath(path)
+        if not p.startswith(root + os.sep):
+            return ""
+        cur = root
+        for part in p[len(root) + 1 :].split(os.sep):
+            cur = cur + os.sep + part
+            if os.path.islink(cur):
+                return cur
+        return ""
+
+    def ensure_scope_unlinked(self, scope: Scope) -> None:
+        """Refuse a scope whose folders (agent, user, memory, recall, archive) are reached through a link."""
+        for d in (self.recall_dir(scope), self.archive_dir(scope)):
+            link = self.first_link(d)
+            if link:
+                raise VaultError(
+                    f"{link} is a symlink: scope {scope.key} would read and write another folder's files",
+                    "replace the link with a real folder of its own (memdream never follows links inside a vault)",
+                )
 
     def relpath(self, path: Path | str) -> str:
         s, root = str(path), str(self.root)

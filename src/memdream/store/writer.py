@@ -23,8 +23,10 @@ import hashlib
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from collections import Counter
@@ -43,7 +45,17 @@ from memdream.store.vault import Vault
 T = TypeVar("T")
 
 LOCK_TIMEOUT_S = 60.0  # a writer waits this long for another before giving up with a hint
-MAX_RETRIES = 8  # how often a write re-applies itself on a file that keeps changing under it
+MAX_RETRIES = 32  # how often a write re-applies itself on a file that keeps changing under it (cheap: each is one read, one change)
+SETTLE_S = 0.03  # a file changed in place less than this long ago may be half saved: wait (6x the 5 ms pause of issue 17)
+SETTLE_CUT_S = 2.0  # the same for a file that does not end with a newline (cut off mid-line?)
+SETTLE_POLL_S = 0.01
+SETTLE_MAX_S = 10.0  # a file that never settles for this long: give up with a hint
+OWN_WRITES = "written"  # under .memdream/: the state of each file as memdream last wrote it
+OWN_WRITES_MAX = 256
+# A line longer than this (typed by hand: memdream writes at most max_chars of text plus its
+# metadata) stays in the file as it is and is not adopted; only its first LINE_INDEX_MAX
+# characters are indexed, shown and recalled, and doctor names it.
+LINE_INDEX_MAX = 8_000
 
 
 @dataclass(frozen=True)
@@ -61,22 +73,122 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def read_file(path: Path) -> tuple[bytes, FileState]:
+class NotRegularFile(VaultError):
+    """Something other than a plain file (a folder, a FIFO, a device, a link, a hard-linked
+    file) sits where memdream expects one of its files: it is never opened for reading."""
+
+
+def what_is(mode: int) -> str:
+    """'a folder', 'a FIFO (named pipe)', ... for a file mode that is not a regular file."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return "not a regular file"
+
+
+def not_regular(path: Path | str, what: str) -> NotRegularFile:
+    return NotRegularFile(
+        f"{path} is {what}, where memdream keeps a plain file; memdream does not open it",
+        "move it out of the vault (or replace it with a plain file), then try again; 'memdream doctor' lists every such path",
+    )
+
+
+def hard_linked(path: Path | str, links: int) -> NotRegularFile:
+    return NotRegularFile(
+        f"{path} has {links} hard links: another name (maybe in another scope) shares its content; memdream does not read or write it",
+        f"give it its own copy ('cp {path} {path}.copy && mv {path}.copy {path}'), then try again",
+    )
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_file(path: Path, links_ok: bool = False) -> tuple[bytes, FileState]:
+    """The bytes of a regular file and its state; (b"", missing) if there is none.
+
+    Never blocks and never follows a link: a FIFO, device, socket or folder at `path`, a
+    symlink, or (unless `links_ok`) a file with more than one hard link raises NotRegularFile
+    without reading anything. (Opened non-blocking, so even a FIFO returns at once.)"""
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            data = fh.read()
+        fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
         return b"", FileState(False)
+    except NotADirectoryError:
+        return b"", FileState(False)  # a parent is a file: there is no such file
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise not_regular(path, "a symlink") from exc
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket
+            raise not_regular(path, "a socket") from exc
+        if exc.errno == errno.EISDIR:
+            raise not_regular(path, "a folder") from exc
+        raise _read_error(exc, path) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(path, what_is(st.st_mode))
+        if st.st_nlink > 1 and not links_ok:
+            raise hard_linked(path, st.st_nlink)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(fd, max(st.st_size + 1, 65536))
+            except BlockingIOError:  # cannot happen on a regular file; never spin
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        raise _read_error(exc, path) from exc
+    finally:
+        os.close(fd)
     return data, FileState(True, st.st_mtime_ns, st.st_size, st.st_ino, content_hash(data))
 
 
+def _read_error(exc: OSError, path: Path | str) -> VaultError:
+    return VaultError(f"cannot read {path}: {exc.strerror or exc}", "check the file's permissions and the disk")
+
+
 def decode(data: bytes, path: Path) -> str:
-    """Memory files are UTF-8; undecodable bytes are kept visible (U+FFFD) instead of crashing."""
+    """Memory files are UTF-8; undecodable bytes are shown as U+FFFD instead of crashing
+    (for display and the index; the writer keeps the bytes: see decode_exact)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return data.decode("utf-8", errors="replace")
+
+
+def decode_exact(data: bytes) -> str:
+    """The writer's reading: undecodable bytes become lone surrogates (surrogateescape) so
+    that encode_exact gives them back byte for byte in every line memdream did not change."""
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def encode_exact(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def has_raw_bytes(text: str) -> bool:
+    """True if `text` (from decode_exact) holds bytes that were not valid UTF-8."""
+    return _SURROGATE.search(text) is not None
+
+
+def clean(text: str) -> str:
+    """`text` from decode_exact as display text: undecodable bytes become U+FFFD."""
+    if not has_raw_bytes(text):
+        return text
+    return encode_exact(text).decode("utf-8", errors="replace")
 
 
 def _fsync_dir(path: Path) -> None:
@@ -215,6 +327,7 @@ class Update(Generic[T]):
     removed: list[str] = field(default_factory=list)
     added: list[Line] = field(default_factory=list)
     adopted_ids: list[str] = field(default_factory=list)  # hand-written lines given an id by this update
+    raw_bytes: bool = False  # the file holds bytes that are not UTF-8 (kept as typed): index it from the file
 
 
 class Writer:
@@ -228,6 +341,7 @@ class Writer:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._file_lock: FileLock | None = None
+        self._own: dict[str, tuple[int, int, int]] = {}  # path -> (ino, mtime_ns, size) as this writer last wrote it
 
     # -- locking
     @contextmanager
@@ -263,15 +377,17 @@ class Writer:
         self.vault.ensure_inside(path)
         with self.locked():
             for _ in range(MAX_RETRIES):
-                data, before = read_file(path)
-                new, extra = compute(decode(data, path) if before.exists else None)
+                data, before = self._at_rest(path, *read_file(path))
+                new, extra = compute(decode_exact(data) if before.exists else None)
                 if new is None:
                     return None, extra, before
                 _, again = read_file(path)
                 if again != before:
                     continue  # a hand edit landed meanwhile: redo the change on top of it
                 try:
-                    return atomic_write(path, new.encode("utf-8"), expected=before), extra, before
+                    written = atomic_write(path, encode_exact(new), expected=before)
+                    self._note_own(path, written)
+                    return written, extra, before
                 except Raced:
                     continue  # an editor saved in the last instant: redo the change on top of it
                 except OSError as exc:
@@ -280,6 +396,74 @@ class Writer:
                 f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
                 "close the editor that keeps saving it, then try again",
             )
+
+    # -- telling a file at rest from a file being saved in place (issue 17, item 13)
+    def _at_rest(self, path: Path, data: bytes, state: FileState) -> tuple[bytes, FileState]:
+        """The file once nobody is writing it: never build on a torn read.
+
+        An editor that saves in place truncates the file and writes it again, maybe in
+        several pieces: a read in between sees half a file. memdream's own writes are atomic
+        renames, so a file as a memdream writer left it (the state recorded in
+        .memdream/written) is at rest. Any other version is taken once its modification time
+        is SETTLE_S old, or once it stayed the same for SETTLE_S (a clock set ahead), and
+        SETTLE_CUT_S if it ends mid-line; until then it is read again every few milliseconds.
+        The final exchange in atomic_write still checks that what it swaps out is what was read."""
+        if not state.exists or self._is_own(path, state):
+            return data, state
+        deadline = time.monotonic() + SETTLE_MAX_S
+        stable_since = time.monotonic()
+        while True:
+            # A file cut off mid-line (memdream always ends with a newline) is most likely an
+            # editor stalled half way: it must stay the same for longer before it is taken.
+            settle = SETTLE_S if not data or data.endswith(b"\n") else SETTLE_CUT_S
+            if time.time_ns() - state.mtime_ns >= settle * 1e9 or time.monotonic() - stable_since >= settle:
+                return data, state
+            if time.monotonic() > deadline:
+                raise VaultError(
+                    f"{path} kept changing for {SETTLE_MAX_S:.0f} s while memdream waited to write it",
+                    "close the program that keeps saving it, then try again",
+                )
+            time.sleep(SETTLE_POLL_S)
+            again, now = read_file(path)
+            if now != state:
+                data, state, stable_since = again, now, time.monotonic()
+                if not state.exists:
+                    return data, state
+
+    def _own_path(self) -> Path:
+        return self.vault.state_dir / OWN_WRITES
+
+    def _is_own(self, path: Path, state: FileState) -> bool:
+        key = str(path)
+        sig = (state.ino, state.mtime_ns, state.size)
+        if self._own.get(key) == sig:
+            return True
+        try:  # another memdream process may have written it: its record is in the vault
+            with open(self._own_path(), encoding="utf-8") as fh:
+                for line in fh:
+                    parts = line.rstrip("\n").rsplit("\t", 3)
+                    if len(parts) == 4 and parts[0] == key:
+                        self._own[key] = (int(parts[1]), int(parts[2]), int(parts[3]))
+        except (OSError, ValueError):
+            return False
+        return self._own.get(key) == sig
+
+    def _note_own(self, path: Path, state: FileState) -> None:
+        """Record the state of a file memdream just wrote (held under the vault lock)."""
+        key = str(path)
+        self._own.pop(key, None)
+        self._own[key] = (state.ino, state.mtime_ns, state.size)
+        while len(self._own) > OWN_WRITES_MAX:
+            self._own.pop(next(iter(self._own)))
+        body = "".join(f"{k}\t{i}\t{m}\t{n}\n" for k, (i, m, n) in self._own.items())
+        try:
+            fd = os.open(self._own_path(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, body.encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # only a hint: without it the next writer waits for the file to settle
 
     def update(self, path: Path, change: Callable[[Document], T], *, header: str = "") -> Update[T]:
         """Apply `change` to the memory file at `path` (created with `header` if missing).
@@ -309,7 +493,7 @@ class Writer:
             if incoming.get(ln.raw, 0) > 0 and ln.is_entry:
                 incoming[ln.raw] -= 1
                 added.append(ln)
-        return Update(result, doc, state, True, len(adopted), before, removed, added, adopted)
+        return Update(result, doc, state, True, len(adopted), before, removed, added, adopted, has_raw_bytes(doc.render()) if before.exists else False)
 
     def write_text(self, path: Path, transform: Callable[[str | None], str | None]) -> FileState | None:
         """Rewrite a non-entry file (a transcript, a log, NOW.md) with `transform(old_text)`.
@@ -334,7 +518,7 @@ class Writer:
                     os.unlink(path)
                     _fsync_dir(path.parent)
                 return
-            self._rewrite(path, lambda old: (None if old is not None and old.encode("utf-8") == data else decode(data, path), None))
+            self._rewrite(path, lambda old: (None if old is not None and encode_exact(old) == data else decode_exact(data), None))
 
     def move(self, src: Path, dst: Path) -> Path:
         """Move a file inside the vault (archiving): the copy is written atomically first, then
@@ -352,7 +536,7 @@ class Writer:
                 target = dst.with_name(f"{dst.stem}.{n}{dst.suffix}")
             if not target.exists():
                 try:
-                    atomic_write(target, data)
+                    self._note_own(target, atomic_write(target, data))
                 except OSError as exc:
                     raise _os_error(exc, target) from exc
             os.unlink(src)
@@ -366,7 +550,7 @@ class Writer:
         now = self.clock.now()
         taken: set[str] = set()  # ids given in this pass; the id factory checks the index
         for i, ln in enumerate(doc.lines):
-            if not ln.may_lack_id():
+            if not ln.may_lack_id() or len(ln.raw) > LINE_INDEX_MAX:
                 continue
             e = ln.entry
             if e is None or e.id or not e.text.strip():

@@ -33,7 +33,19 @@ def line_version(raw: str) -> str:
     return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-def create_app(mem: "Memory", token: str) -> "Starlette":
+def allowed_origins(host: str, port: int) -> set[str]:
+    """The origins a page of the console started on host:port has (loopback by either name)."""
+    names = {host}
+    if host in ("127.0.0.1", "localhost"):
+        names = {"127.0.0.1", "localhost"}
+    elif host == "::1":
+        names = {"[::1]"}
+    return {f"http://{n}:{port}" for n in names} | ({f"http://{n}" for n in names} if port == 80 else set())
+
+
+def create_app(mem: "Memory", token: str, host: str = "127.0.0.1", port: int = 8765) -> "Starlette":
+    """The console of `mem`'s scope as started on host:port: a request's Origin and Host must
+    be that address (a forged pair of headers does not pass; DNS rebinding gets 421)."""
     from jinja2 import DictLoader, Environment, select_autoescape
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -42,11 +54,13 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
 
     env = Environment(loader=DictLoader(TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True))
     csrf = hmac.new(token.encode(), b"csrf", "sha256").hexdigest()[:32]
+    origins = allowed_origins(host, port)
+    hosts = {o.split("://", 1)[1] for o in origins}
 
     def authorized(request: Request) -> bool:
         header = request.headers.get("authorization", "")
         got = header[7:] if header.lower().startswith("bearer ") else request.cookies.get(COOKIE, "")
-        return bool(got) and hmac.compare_digest(got.encode(), token.encode())
+        return bool(got) and hmac.compare_digest(got.encode("utf-8", "surrogatepass"), token.encode())
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         mem.sync()
@@ -55,13 +69,26 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
 
     async def checked_form(request: Request) -> dict[str, str]:
         """The form of a change, after the CSRF checks (token and same origin)."""
-        form = {k: str(v) for k, v in (await request.form()).items()}
         origin = request.headers.get("origin")
-        if origin and origin != f"{request.url.scheme}://{request.url.netloc}":
+        if origin and origin not in origins:  # the address the console was started on, never the Host header
             raise PermissionError("a request from another site")
-        if not hmac.compare_digest(form.get("csrf", ""), csrf):
+        try:
+            form = {k: str(v) for k, v in (await request.form()).items()}
+        except Exception as exc:  # a body that is no form (bad multipart, bad encoding): the client's fault
+            raise PermissionError(f"a request whose form cannot be read ({type(exc).__name__})") from exc
+        if not hmac.compare_digest(form.get("csrf", "").encode("utf-8", "surrogatepass"), csrf.encode()):
             raise PermissionError("a request without this page's token")
         return form
+
+    def shown(p) -> str:  # type: ignore[no-untyped-def]
+        """A file's text for a page; what memdream never opens (a FIFO, folder, link) says so."""
+        from memdream.store.writer import NotRegularFile, decode, read_file
+
+        try:
+            data, _ = read_file(p)
+        except NotRegularFile as exc:
+            return f"({exc.message})"
+        return decode(data, p)
 
     def current(entry_id: str):  # type: ignore[no-untyped-def]
         mem.sync()
@@ -75,13 +102,10 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
         from memdream.dream import ledger
         from memdream.dream.schedule import jobs_due
 
-        counts = []
-        for scope in mem.vault.scopes():
-            c = mem.index.count(scope) if scope == mem.scope else None
-            if c is None:
-                mem.index.sync_scope(scope)
-                c = mem.index.count(scope)
-            counts.append((scope.key, sorted(c.items()), sum(c.values())))
+        # This scope only: the console is started for one scope, and its token covers that one.
+        mem.sync()
+        c = mem.index.count(mem.scope)
+        counts = [(mem.scope.key, sorted(c.items()), sum(c.values()))]
         dreams = [r for r in ledger.records(mem) if "run" in r]
         state = ledger.load_state(mem)
         due = jobs_due(mem.clock.now(), state, mem.config.dream)
@@ -89,7 +113,7 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
         stale = [n for n in notes if n.stale]
         from memdream.doctor import check_vault
 
-        problems = check_vault(mem.vault, mem.index)
+        problems = check_vault(mem.vault, mem.index, scopes=[mem.scope])
         return page(
             request, "overview", counts=counts, last=dreams[-1] if dreams else None, due=due, nightly=mem.config.dream.nightly_at,
             conflicts=len(mem.conflicts()), stale=stale, problems=problems,
@@ -123,13 +147,11 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
 
     async def dreams(request: Request) -> Response:
         from memdream.dream import ledger
-        from memdream.store.writer import decode, read_file
 
         folder = mem.vault.memory_dir(mem.scope) / "dreams"
         diaries = []
         for p in sorted(folder.glob("*.md"), reverse=True)[:30] if folder.is_dir() else []:
-            data, _ = read_file(p)
-            diaries.append((p.stem, decode(data, p)))
+            diaries.append((p.stem, shown(p)))
         recs = ledger.records(mem)
         undone = {r["undo"] for r in recs if "undo" in r}
         runs = [r for r in reversed(recs) if "run" in r and r.get("changes")][:30]
@@ -146,10 +168,8 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
         return page(request, "conflicts", conflicts=mem.conflicts())
 
     async def knowledge(request: Request) -> Response:
-        from memdream.store.writer import decode, read_file
-
         logs = sorted(mem.vault.memory_dir(mem.scope).glob("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md"), reverse=True)[:7]
-        daily = [(p.stem, decode(read_file(p)[0], p)) for p in logs]
+        daily = [(p.stem, shown(p)) for p in logs]
         return page(request, "knowledge", notes=mem.knowledge.notes(), now_text=mem.now(), daily=daily)
 
     # -- changes
@@ -238,9 +258,13 @@ def create_app(mem: "Memory", token: str) -> "Starlette":
             await inner(scope, receive, send)
             return
         request = Request(scope, receive)
+        if request.headers.get("host", "") not in hosts:
+            body = "This memdream console answers only on the address it was started on."
+            await Response(body, status_code=421, media_type="text/plain")(scope, receive, send)
+            return
         given = request.query_params.get("token")
         if given is not None:
-            if not hmac.compare_digest(given.encode(), token.encode()):
+            if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode()):
                 await HTMLResponse("wrong token", status_code=401)(scope, receive, send)
                 return
             rest = {k: v for k, v in request.query_params.items() if k != "token"}
