@@ -139,9 +139,12 @@ def test_an_import_with_a_huge_message_is_skipped_before_the_scan(mem: Memory, t
         + json.dumps({"role": "user", "content": "x" * 600_000}) + "\n",
         encoding="utf-8",
     )
-    report = mem.import_transcripts("jsonl", src)
-    assert report.skipped and "600,000" not in report.skipped[0][1] and "500,000" in report.skipped[0][1]
-    assert not report.imported
+    # Nothing else is in the file, so the import as a whole is refused (issue 19: a file nothing
+    # can be imported from is an error), naming the limit, not the scan.
+    with pytest.raises(RefusedInput) as info:
+        mem.import_transcripts("jsonl", src)
+    assert "500,000" in info.value.message and "600,000" not in info.value.message and "credential" not in info.value.message
+    assert not list((mem.vault.memory_dir(mem.scope) / "sessions").rglob("*.md")) if (mem.vault.memory_dir(mem.scope) / "sessions").exists() else True
 
 
 # -- item 4: a hand-typed line holding a token ---------------------------------------------
@@ -212,7 +215,7 @@ def test_a_hand_typed_token_is_not_served_over_mcp_or_the_web(mem: Memory) -> No
     served = asyncio.run(go())
     assert any("部署机器人" in s for s in served)
     assert not any(GHP in s for s in served), [s[:200] for s in served if GHP in s]
-    client = TestClient(create_app(mem, "t" * 32), base_url="http://127.0.0.1")
+    client = TestClient(create_app(mem, "t" * 32, port=8765), base_url="http://127.0.0.1:8765")
     for path in ("/entries?token=" + "t" * 32, "/entries?q=部署机器人&token=" + "t" * 32):
         r = client.get(path)
         assert r.status_code == 200 and GHP not in r.text
@@ -303,7 +306,7 @@ def test_pending_shows_in_the_web_console(mem: Memory) -> None:
     from memdream.web.app import create_app
 
     mem.write(INJECTION_EN, source="agent")
-    client = TestClient(create_app(mem, "t" * 32), base_url="http://127.0.0.1")
+    client = TestClient(create_app(mem, "t" * 32, port=8765), base_url="http://127.0.0.1:8765")
     r = client.get("/conflicts?token=" + "t" * 32)
     assert r.status_code == 200 and "evil.example" in r.text
 
