@@ -207,7 +207,7 @@ class FailingLLM:
     def __init__(self) -> None:
         self.calls = 0
 
-    def complete(self, messages, json_mode=False, max_tokens=None, tools=None) -> Completion:  # type: ignore[no-untyped-def]
+    def complete(self, messages, json_mode=False, max_tokens=None, tools=None, **options) -> Completion:  # type: ignore[no-untyped-def]
         self.calls += 1
         raise RuntimeError("the model client broke")
 

@@ -28,6 +28,8 @@ NOT_RUN = {
     "MEMDREAM_MCP_TOKEN=": "a server that runs until stopped: tests/test_mcp.py runs it over HTTP",
     "MEMDREAM_LLM_BASE_URL=": "a chat with a model that is not here: tests/test_chat.py drives it with a fake model",
     "MEMDREAM_EMBEDDER=use": "needs the embed extra (an optional model package): tests/test_embed.py covers it",
+    "~/.cache/memdream/test-llm/venv/bin/": "builds llama.cpp (15-35 min) and serves a model: make test-llm runs this recipe (tests_llm/)",
+    "--host 127.0.0.1 --port 8080": "the rest of the llama.cpp server line above: make test-llm runs it",
     "memdream import": "imports the reader's own export files: tests/test_recall.py, test_import_chatgpt.py and test_import_folders.py cover each format",
 }
 READS = ("recall", "history", "context", "list", "search", "lookup")

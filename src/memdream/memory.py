@@ -326,7 +326,8 @@ class Memory:
             path, header = self._file_for_new(layer, now)
             # New line first, then the end marks: a crash in between leaves both valid, never neither.
             self._update(path, lambda doc: doc.append_entry(new), header=header)
-            journal.record(self.vault, self.scope, path, new.id, render_line(new), now)  # what doctor checks the files against
+            if self._tx is None:  # a dream's own lines are in its ledger, which undo follows; the record is of acknowledged writes
+                journal.record(self.vault, self.scope, path, new.id, render_line(new), now)  # what doctor checks the files against
             ended: list[Entry] = []
             for row in olds:
                 upd = self._update(self._path(row), self._set(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)))

@@ -1,8 +1,9 @@
 """Export and restore: a vault's truth as a self-contained copy.
 
 What a copy holds: every Markdown file (memories, archive, transcripts, daily logs, knowledge,
-diaries), each dream ledger (`memory/dreams/ledger.jsonl`, what `memdream undo` reads) and
-`memdream.toml`. What it leaves out: `.memdream/` (the index and the scheduler's state, all
+diaries), each dream ledger (`memory/dreams/ledger.jsonl`, what `memdream undo` reads), the
+record of acknowledged writes (`memory/.journal/`, what `memdream doctor` checks the files
+against) and `memdream.toml`. What it leaves out: `.memdream/` (the index and the scheduler's state, all
 derived: `memdream index rebuild` makes them again), `.git/`, and temp files of interrupted
 writes. A copy is a folder or a `.tar.gz`; restoring one writes, through the single writer,
 each file the target vault lacks, and never overwrites a different file already there.
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from memdream.errors import RefusedInput
+from memdream.store.journal import JOURNAL_DIR
 from memdream.store.vault import CONFIG_FILE, STATE_DIR, Scope, Vault
 from memdream.store.writer import Writer, decode, read_file
 
@@ -37,6 +39,8 @@ def is_truth(rel: PurePosixPath) -> bool:
     """Whether a vault-relative path belongs in a copy (see the module docstring)."""
     if not rel.parts or rel.parts[0] in (STATE_DIR, ".git") or ".." in rel.parts:
         return False
+    if len(rel.parts) >= 2 and rel.parts[-2] == JOURNAL_DIR:  # the record of acknowledged writes travels with its scope
+        return rel.suffix == ".jsonl" or rel.name == ".gitignore"
     if rel.name.startswith("."):
         return False  # temp files of interrupted writes, editors' swap files
     if str(rel) == CONFIG_FILE:
