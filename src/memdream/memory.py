@@ -34,7 +34,7 @@ from memdream.model.entry import (
 from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
-from memdream.model.similarity import anchor_terms, is_duplicate, similarity
+from memdream.model.similarity import anchor_terms, dedup_anchors, is_duplicate, similarity
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
@@ -341,7 +341,7 @@ class Memory:
 
     def _duplicate_of(self, text: str, subject: str) -> tuple[Row, float] | None:
         """The most similar currently valid entry that says the same thing, if any."""
-        anchors = anchor_terms(text)
+        anchors = dedup_anchors(text)
         df = self.index.document_frequency(anchors)
         rows: list[Row] = []
         if anchors and all(df.get(t) for t in anchors):

@@ -1,0 +1,97 @@
+"""Dedup never folds a contradiction (tests/data/fact_pairs.py, zh and en, written by hand)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memdream.model.similarity import contradiction, is_duplicate
+
+
+def _load_corpus():  # by path, as tests/test_secrets.py does (tests/ is no package on sys.path)
+    spec = importlib.util.spec_from_file_location("memdream_fact_pairs", Path(__file__).parent / "data" / "fact_pairs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CONTRADICTIONS = _load_corpus().CONTRADICTIONS
+RESTATEMENTS = _load_corpus().RESTATEMENTS
+
+# The share of restatements the lexical rule folds, measured on the corpus (docs/benchmarks.md
+# reports the figure per kind with bench/fact_pairs.py); the floor is the issue's goal without
+# an embedder, so a change that loses folds shows here.
+LEXICAL_FOLD_FLOOR = 0.5
+
+
+def test_the_corpus_is_big_enough_and_bilingual() -> None:
+    for pairs in (CONTRADICTIONS, RESTATEMENTS):
+        assert len(pairs) >= 200
+        assert len({(a, b) for _, a, b in pairs}) == len(pairs)
+        zh = sum(any("\u4e00" <= ch <= "\u9fff" for ch in a) for _, a, _ in pairs)
+        assert 0.3 * len(pairs) < zh < 0.7 * len(pairs)
+    assert set(Counter(k for k, _, _ in CONTRADICTIONS)) == {"negation", "number", "date", "amount", "role", "order", "value"}
+    assert set(Counter(k for k, _, _ in RESTATEMENTS)) == {"reorder", "synonym", "filler", "less", "surface"}
+
+
+def test_no_contradiction_is_folded() -> None:
+    folded = [(k, a, b) for k, a, b in CONTRADICTIONS if is_duplicate(b, a) or is_duplicate(a, b)]
+    assert folded == []
+
+
+def test_every_look_alike_contradiction_carries_a_signal() -> None:
+    # "value" pairs differ by a content word (the older rule sees them); the others need a signal.
+    silent = [(k, a, b) for k, a, b in CONTRADICTIONS if k != "value" and not (contradiction(a, b) and contradiction(b, a))]
+    assert silent == []
+
+
+def test_most_restatements_fold_without_an_embedder() -> None:
+    folded = sum(is_duplicate(b, a) for _, a, b in RESTATEMENTS)
+    assert folded >= LEXICAL_FOLD_FLOOR * len(RESTATEMENTS)
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("I am not allergic to peanuts", "I am allergic to peanuts"),
+        ("Alice owes me 500 and Bob 300", "Alice owes me 300 and Bob 500"),
+        ("The shop is open Monday to Friday", "The shop is open Friday to Monday"),
+        ("我对花生不过敏", "我对花生过敏"),
+        ("小李欠我300，小张欠我500", "小李欠我500，小张欠我300"),
+    ],
+)
+def test_the_write_path_keeps_both_sides(mem, first: str, second: str) -> None:
+    a = mem.write(first)
+    b = mem.write(second)
+    assert b.action != "duplicate"
+    assert b.entry.id != a.entry.id
+    texts = [e.text for e in mem.list(include_ended=True)]
+    assert first in texts and second in texts
+    assert mem.get(a.entry.id).confidence == a.entry.confidence  # the first line was not "refreshed"
+
+
+def test_a_negation_flip_opens_a_conflict(mem) -> None:
+    mem.write("I am not allergic to peanuts")
+    out = mem.write("I am allergic to peanuts")
+    assert out.contradicts is not None and out.contradicts.text == "I am not allergic to peanuts"
+    assert any(c.b == "I am allergic to peanuts" for c in mem.conflicts())
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("I go to the gym on Mondays", "On Mondays I go to the gym"),
+        ("每天早上我喝绿茶", "我每天早上喝绿茶"),
+        ("I live in Shanghai", "Actually, I live in Shanghai now"),
+        ("我妈妈住在成都", "我母亲住在成都"),
+    ],
+)
+def test_the_write_path_folds_restatements(mem, first: str, second: str) -> None:
+    a = mem.write(first)
+    b = mem.write(second)
+    assert b.action == "duplicate" and b.entry.id == a.entry.id
+    assert len(mem.list()) == 1
