@@ -95,3 +95,35 @@ def test_the_write_path_folds_restatements(mem, first: str, second: str) -> None
     b = mem.write(second)
     assert b.action == "duplicate" and b.entry.id == a.entry.id
     assert len(mem.list()) == 1
+
+
+def test_a_restatement_takes_the_slot_subject_and_a_change_supersedes_every_line(mem) -> None:
+    first = mem.write("I live in Hangzhou", subject="home city").entry
+    again = mem.write("Lives in Hangzhou now")
+    assert again.action == "duplicate" and again.entry.id == first.id  # refreshed, no new line
+    assert again.entry.confidence > first.confidence and again.entry.last_recalled is not None
+    other = mem.write("Home base these days: Hangzhou, where I live")
+    assert other.entry.subject == "home city"
+    moved = mem.write("I moved to Shanghai")
+    assert moved.entry.subject == "home city" and moved.action == "superseded"
+    ended = {e.id for e in moved.superseded}
+    assert first.id in ended and (other.entry.id in ended or other.entry.id == first.id)
+    assert [e.text for e in mem.list()] == ["I moved to Shanghai"]
+    trail = mem.history("home city")
+    assert [e.text for e in trail][0] == "I live in Hangzhou" and trail[-1].supersedes
+    assert all(e.valid_to is not None for e in trail[:-1])
+
+
+def test_chinese_slots_without_a_subject(mem) -> None:
+    mem.write("我在余杭区")
+    assert mem.write("家在余杭区").action == "duplicate"
+    out = mem.write("住在西湖区")
+    assert out.action == "superseded" and out.entry.subject == "所在地"
+    assert [e.text for e in mem.list()] == ["住在西湖区"]
+
+
+def test_allergies_are_not_replaced_by_another_allergy(mem) -> None:
+    mem.write("I am allergic to peanuts")
+    out = mem.write("I am allergic to shellfish")
+    assert out.action == "added"
+    assert {e.text for e in mem.list()} == {"I am allergic to peanuts", "I am allergic to shellfish"}

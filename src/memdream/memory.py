@@ -41,6 +41,7 @@ from memdream.store.writer import Writer
 from memdream.importers import Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
+from memdream.index.slots import find_slot
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
 from memdream.recall.search import Hit
@@ -270,6 +271,12 @@ class Memory:
             self.sync()
             now = self.clock.now()
             dup = self._duplicate_of(text, subj)
+            if dup is None and subject is None:
+                found = find_slot(self.index, self.scope, text)
+                if found is not None:  # the subject of the entry stating the same slot
+                    subj = found.subject
+                    if found.restates is not None:
+                        dup = (found.restates, similarity(text, found.restates.entry().text))
             if dup is not None:
                 row, sim = dup
                 old = row.entry()

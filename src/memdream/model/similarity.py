@@ -242,7 +242,7 @@ _PERSON_EN = {
     "you": "you", "your": "you", "he": "he", "him": "he", "his": "he", "she": "she", "her": "she",
 }
 _PERSON_ZH = re.compile(r"我们|他们|她们|咱们|我|你|您|他|她")
-_COPULAS = frozenset({"is", "are", "was", "were", "be", "am", "'s", "是", "为", "叫", "called"})
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "am", "'s", "是", "为", "叫"})
 # Pairs of opposite words: a text saying one where the other says the other differs in meaning.
 OPPOSITES: tuple[tuple[str, str], ...] = (
     ("before", "after"), ("above", "below"), ("more", "less"), ("early", "late"), ("earlier", "later"),
@@ -410,7 +410,7 @@ def contradiction(a: str, b: str) -> str:
     sa, sb = _sequence(a), _sequence(b)
     if _two_sided(ma, mb) and normalize("".join(ma)) != normalize("".join(mb)):
         return "names differ"
-    people = {_stem(w) for w in _inner_names(a) | _inner_names(b)} | set(_PERSON_EN.values()) | {"我", "你", "您", "他", "她"}
+    people = {_stem(w) for w in _inner_names(a) & _inner_names(b)} | set(_PERSON_EN.values()) | {"我", "你", "您", "他", "她"}
     pa, pb = [w for w in sa if w in people], [w for w in sb if w in people]
     if len(set(pa) & set(pb)) >= 2 and _reordered(pa, pb):
         return "roles swapped"

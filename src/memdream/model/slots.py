@@ -1,0 +1,136 @@
+"""Personal slots: which memories state the same thing about the user (home, employer, ...).
+
+A slot is a question with one current answer ("where do I live?"). Two texts state the same
+slot when the same cue matches both (zh and en), or when a text names an existing subject
+("Dr. Patel is the dentist" states the subject "dentist"). Within a slot, a text says the
+same value again (a restatement: refresh, no new line) or another value (a change: the new
+line supersedes every current line of the subject). Pure: no index, no files.
+
+Conservative on purpose: a wrong slot would supersede an unrelated memory, a missed one only
+adds a line. A slot with several true answers at once (allergies, children, pets, tools,
+languages) is `multi`: a text there only joins an entry stating the same value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memdream.model.similarity import contradiction, is_duplicate, plain, plain_words
+
+MAX_VALUE_WORDS = 6  # a text whose value takes more words than this is a story, not a slot value
+SAME_VALUE_OVERLAP = 0.5  # value words shared (Jaccard) from which two texts give the same value
+
+
+@dataclass(frozen=True)
+class SlotDef:
+    key: str
+    cue: re.Pattern[str]
+    frame: frozenset[str]  # words that belong to the slot, not to its value (stemmed / zh words)
+    multi: bool = False
+
+
+def _slot(key: str, en: str, zh: str, frame: str, multi: bool = False) -> SlotDef:
+    pattern = "|".join(p for p in (rf"\b(?:{en})\b" if en else "", zh) if p)
+    return SlotDef(key, re.compile(pattern, re.I), frozenset(frame.split()), multi)
+
+
+SLOTS: tuple[SlotDef, ...] = (
+    _slot("home", r"(?:i|we) (?:now )?(?:live|reside|am living|'m living|am based|'m based) in|lives? in|living in|moved to|home base|the city i live in",
+          r"住在|家在|我在[\u4e00-\u9fff]{1,8}[区市县镇村]\W*$|搬到了?|现在住|住的地方",
+          "live resid base home citi move move now day 住 住在 家 家在 在 地方 现在 搬到 城市"),
+    _slot("employer", r"(?:i|we) work (?:at|for)|works (?:at|for)|employed (?:at|by)|the company i work (?:for|at)|company i work for",
+          r"在[\u4e00-\u9fff\w]{1,10}(?:上班|工作)|上班的公司|现在的公司",
+          "work employ compani full time 上班 工作 公司 现在 在"),
+    _slot("job", r"job title|(?:i|she|he) works? as|my role|current role|my job is|official job",
+          r"我的职位|职位是|我的岗位|我的工作是|我的职业",
+          "job titl role work current offici 职位 岗位 工作 职业"),
+    _slot("partner", r"my (?:wife|husband|partner|girlfriend|boyfriend|spouse|fianc[eé]e?)",
+          r"我(?:的)?(?:老婆|老公|妻子|丈夫|太太|女朋友|男朋友|对象|爱人)",
+          "wife husband partner girlfriend boyfriend spous fianc call name 老婆 老公 妻子 丈夫 太太 女朋友 男朋友 对象 爱人 叫 名字"),
+    _slot("children", r"my (?:son|daughter|kids?|children)|we have \w+ (?:kids|children)",
+          r"我(?:的)?(?:儿子|女儿|孩子|小孩)|我家孩子", "son daughter kid child children 儿子 女儿 孩子 小孩", multi=True),
+    _slot("pets", r"my (?:cat|dog|pet|puppy|kitten)|has a (?:cat|dog)|the (?:cat|dog) at home|name of the (?:cat|dog)",
+          r"养了|养着|我家(?:的)?(?:猫|狗)|宠物", "cat dog pet puppi kitten call name home 养 养了 养着 宠物 家里 猫 狗 一只", multi=True),
+    _slot("diet", r"(?:vegetarian|vegan|pescatarian|keto|halal|kosher) diet|(?:on|follows?) an? \w+ diet|i eat an? \w+ diet",
+          r"吃素|素食|饮食", "diet eat follow 饮食 吃"),
+    _slot("allergies", r"allergic to|allergy to|allergies", r"过敏", "allerg allergi 过敏 对", multi=True),
+    _slot("editor", r"my (?:code )?editor|editor is|(?:i|we) (?:code|write code) in (?:vim|neovim|emacs|vs ?code)",
+          r"编辑器|用[\s\w]{1,12}写代码", "editor code write 编辑器 写 代码 用"),
+    _slot("language", r"the language i am learning|i am learning|i'm learning|learning \w+ at the moment|i (?:mostly )?(?:write|code in|program in)",
+          r"我在学|正在学|最近在学|我主要写|主要用.{1,8}写", "languag learn moment studi write mostli code program 学 在学 正在 最近 主要 写", multi=True),
+    _slot("schedule", r"go(?:es)? to bed|bedtime|asleep by|wake up at|get up at|start work at", r"起床|睡觉|几点睡|上班时间",
+          "go bed bedtim asleep night wake get start work 起床 睡觉 点"),
+    _slot("vehicle", r"i drive|drives an?|the car i drive|my car is|the car, driven", r"我开|开的车|开一辆|我的车", "drive car driven day 开 车 一辆 的车"),
+    _slot("laptop", r"my laptop|laptop is|as the laptop|\w+ laptop", r"笔记本|我的电脑|电脑是", "laptop work use 笔记本 电脑"),
+    _slot("phone", r"my phone|the phone in use|as a phone|phone:", r"我的手机|手机是|手机用", "phone use day 手机"),
+    _slot("commute", r"commute|commuting|goes to work by|to work every day", r"通勤|上班的交通|坐[\u4e00-\u9fff]{1,4}上班", "commut work go take offic day 通勤 上班 坐"),
+)
+_BY_KEY = {s.key: s for s in SLOTS}
+
+
+@dataclass(frozen=True)
+class Slot:
+    key: str
+    value: frozenset[str]
+    multi: bool = False
+
+
+def _value(text: str, frame: frozenset[str], extra: set[str] = frozenset()) -> frozenset[str]:  # type: ignore[assignment]
+    return frozenset(w for w in plain_words(plain(text)) if w not in frame and w not in extra)
+
+
+def slot_of(text: str) -> Slot | None:
+    """The personal slot the text states and its value words, or None."""
+    for s in SLOTS:
+        if s.cue.search(text):
+            value = _value(text, s.frame)
+            if not value or len(value) > MAX_VALUE_WORDS:
+                return None
+            return Slot(s.key, value, s.multi)
+    return None
+
+
+def subject_slot(text: str, subject: str) -> Slot | None:
+    """The slot of an entry with an explicit `subject`: its cue slot, or the subject itself
+    when the text names it (the subject's words then belong to the frame)."""
+    found = slot_of(text)
+    if found is not None:
+        return found
+    words = plain_words(subject)
+    if not words:
+        return None
+    mine = plain_words(plain(text))
+    if not words <= mine:
+        return None
+    value = _value(text, frozenset(words))
+    return Slot("subject:" + subject, value) if value and len(value) <= MAX_VALUE_WORDS else None
+
+
+def same_value(new: str, old: str, new_slot: Slot, old_slot: Slot) -> bool:
+    """Does `new` give the value `old` gives (a restatement), rather than another one?"""
+    if contradiction(new, old):
+        return False
+    if is_duplicate(new, old) or is_duplicate(old, new):
+        return True
+    a, b = new_slot.value, old_slot.value
+    if not a or not b:
+        return False
+    frame = _BY_KEY[new_slot.key].frame if new_slot.key in _BY_KEY else frozenset()
+    a, b = a - frame, b - frame
+    union = a | b
+    return bool(union) and len(a & b) / len(union) >= SAME_VALUE_OVERLAP
+
+
+def states_slot(new: str, new_slot: Slot | None, old: str, old_subject: str) -> Slot | None:
+    """If `new` states the slot of the entry (`old`, `old_subject`), that slot (as `new` gives it)."""
+    old_slot = subject_slot(old, old_subject) if old_subject else slot_of(old)
+    if old_slot is None:
+        return None
+    if new_slot is not None and new_slot.key == old_slot.key:
+        return new_slot
+    if old_slot.key.startswith("subject:"):
+        return subject_slot(new, old_subject)
+    if new_slot is None and old_subject:
+        return subject_slot(new, old_subject)
+    return None
