@@ -127,3 +127,29 @@ def test_allergies_are_not_replaced_by_another_allergy(mem) -> None:
     out = mem.write("I am allergic to shellfish")
     assert out.action == "added"
     assert {e.text for e in mem.list()} == {"I am allergic to peanuts", "I am allergic to shellfish"}
+
+
+def test_recall_puts_the_current_value_of_a_slot_first(mem, clock) -> None:
+    from datetime import timedelta
+
+    from memdream.model.entry import Entry
+    from memdream.model.scoring import Trace
+    from memdream.recall.search import Hit
+    from memdream.recall.slots import collapse
+
+    t0 = clock.now()
+    trace = Trace(0, 0, 0, 0, 0, 0, 0, 0, None, "bm25")
+    old = Hit(Entry(text="Latte with oat milk", id="a", subject="coffee", valid_from=t0), 2.0, trace)
+    other = Hit(Entry(text="I like jazz", id="b", valid_from=t0), 1.5, trace)
+    new = Hit(Entry(text="Coffee: latte with oat milk", id="c", subject="coffee", valid_from=t0 + timedelta(days=3)), 1.0, trace)
+    assert [h.entry.id for h in collapse([old, other, new])] == ["c", "a", "b"]
+    assert collapse([old, other]) == [old, other]
+    # Through the facade: a change supersedes the old value, recall shows only the new one,
+    # and an as_of query still sees the old value.
+    mem.write("My usual coffee order is a latte", subject="coffee")
+    day = clock.now()
+    clock.advance(days=2)
+    mem.write("My usual coffee order is an americano", subject="coffee")
+    now = [h.text for h in mem.recall("usual coffee order", k=5)]
+    assert now == ["My usual coffee order is an americano"]
+    assert [h.text for h in mem.recall("usual coffee order", k=5, as_of=day)] == ["My usual coffee order is a latte"]

@@ -45,6 +45,7 @@ from memdream.index.slots import find_slot
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
 from memdream.recall.search import Hit
+from memdream.recall.slots import collapse as collapse_slots
 from memdream.recall.search import recall as recall_hits
 from memdream.recall.snapshot import (
     DEFAULT_BUDGET,
@@ -518,6 +519,8 @@ class Memory:
             cosine=cosine, nearest=nearest, fusion=self.config.fusion,
             cosine_weight=getattr(self.embedder, "cosine_weight", DEFAULT_COSINE_WEIGHT) if cosine else DEFAULT_COSINE_WEIGHT,
         )  # fmt: skip
+        if when is None:
+            hits = collapse_slots(hits)
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits
