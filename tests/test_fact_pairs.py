@@ -153,3 +153,11 @@ def test_recall_puts_the_current_value_of_a_slot_first(mem, clock) -> None:
     now = [h.text for h in mem.recall("usual coffee order", k=5)]
     assert now == ["My usual coffee order is an americano"]
     assert [h.text for h in mem.recall("usual coffee order", k=5, as_of=day)] == ["My usual coffee order is a latte"]
+
+
+def test_someone_elses_slot_is_not_the_users(mem) -> None:
+    mine = mem.write("I live in Hangzhou", subject="home city").entry
+    for other in ("My sister Anna lives in Lyon", "Caroline: I moved to Boston", "我妹妹住在上海", "Caroline lives in Boston"):
+        out = mem.write(other)
+        assert out.entry.subject != "home city" and not out.superseded
+    assert mem.get(mine.id).valid_to is None

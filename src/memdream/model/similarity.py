@@ -68,6 +68,8 @@ def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool
     if contradiction(new, old):
         return False
     a, b = plain(new), plain(old)
+    if normalize(a) == normalize(b):
+        return bool(normalize(a))  # the same characters: case, spacing, punctuation, width
     mine, theirs = plain_words(a), plain_words(b)
     if not mine or _missing(mine, theirs, b):
         return False
@@ -481,3 +483,51 @@ def dedup_anchors(text: str) -> list[str]:
         elif w not in synonyms:
             out.append(w)
     return list(dict.fromkeys(out))
+
+
+_SWAP_TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+")
+SWAP_MAX_WORDS, SWAP_MAX_CHARS = 2, 4  # a replaced part this short (en words, zh characters) is a value
+
+
+def value_swap(a: str, b: str) -> bool:
+    """Are the two texts the same frame with one short part replaced ("My editor is Vim" /
+    "... Emacs", 我在学吉他 / 我在学钢琴)? That is a slot given another value, however close
+    an embedder finds them; a synonym swap looks the same, so only the word lists (`plain`)
+    fold those."""
+    x = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(a)).lower())
+    y = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(b)).lower())
+    p = 0
+    while p < min(len(x), len(y)) and x[p] == y[p]:
+        p += 1
+    s = 0
+    while s < min(len(x), len(y)) - p and x[-1 - s] == y[-1 - s]:
+        s += 1
+    mx, my = x[p : len(x) - s], y[p : len(y) - s]
+    if not mx or not my or p + s < max(1, len(mx), len(my)):
+        return False
+    if "".join(mx) == "".join(my) or (numbers(" ".join(mx)) and numbers(" ".join(mx)) == numbers(" ".join(my))):
+        return False  # the same word spaced otherwise (VS Code), the same number written otherwise (三 / 3)
+
+    def short(part: list[str]) -> bool:
+        cjk = sum(1 for t in part if _CJK.match(t))
+        return (cjk <= SWAP_MAX_CHARS) and (len(part) - cjk <= SWAP_MAX_WORDS)
+
+    return short(mx) and short(my)
+
+
+MEANING_OVERLAP = 0.5  # an embedder's fold needs this share of the shorter text's plain words in the other
+
+
+def may_fold_by_meaning(a: str, b: str) -> bool:
+    """May an embedder's high cosine fold `a` and `b` into one line? Only when nothing says
+    they differ: no contradiction signal either way, not a value swap, and at least
+    MEANING_OVERLAP of the shorter one's plain words in the other (a restatement keeps most
+    of its words; two facts on one topic do not)."""
+    if contradiction(a, b) or contradiction(b, a) or value_swap(a, b):
+        return False
+    pa, pb = plain(a), plain(b)
+    wa, wb = plain_words(pa), plain_words(pb)
+    if not wa or not wb:
+        return False
+    small, big, big_text = (wa, wb, pb) if len(wa) <= len(wb) else (wb, wa, pa)
+    return len(small) - len(_missing(small, big, big_text)) >= MEANING_OVERLAP * len(small)

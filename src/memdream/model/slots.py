@@ -80,10 +80,34 @@ def _value(text: str, frame: frozenset[str], extra: set[str] = frozenset()) -> f
     return frozenset(w for w in plain_words(plain(text)) if w not in frame and w not in extra)
 
 
+# Someone else is the one who lives, works, drives there: "My sister Anna lives in Lyon",
+# "Caroline: I moved to Boston" (a speaker's own words), 我妹妹住在上海. Not the user's slot.
+_SPEAKER = re.compile(r"^\s*[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}:\s")
+_OTHER_PERSON_ZH = re.compile(r"他|她|妹妹|姐姐|哥哥|弟弟|朋友|同事|妈妈|爸爸|父母|邻居|表[哥姐弟妹]|堂[哥姐弟妹]|领导|老板|舅|姨|叔|姑")
+_FIRST_PERSON_SLOTS = frozenset({"partner", "children", "pets"})  # relations: the other person is the slot
+
+
+def _someone_else(text: str, start: int, key: str) -> bool:
+    if _SPEAKER.match(text):
+        return True
+    if key in _FIRST_PERSON_SLOTS:
+        return False
+    before = text[:start]
+    return bool(
+        re.search(r"\b(?:he|she|they|his|her|their)\b", before, re.I)
+        or re.search(r"\b(?:my|our) (?:sister|brother|mother|father|mom|mum|dad|parents?|friends?|colleagues?|neighbou?rs?|cousins?|aunt|uncle|grand(?:ma|mother|pa|father)|boss|manager)\b", before, re.I)
+        or (before.strip() and re.search(r"[A-Z][a-z]+\s*$", before) and not re.search(r"\b(?:I|My)\s*$", before))
+        or _OTHER_PERSON_ZH.search(before)
+    )
+
+
 def slot_of(text: str) -> Slot | None:
     """The personal slot the text states and its value words, or None."""
     for s in SLOTS:
-        if s.cue.search(text):
+        m = s.cue.search(text)
+        if m:
+            if _someone_else(text, m.start(), s.key):
+                return None
             value = _value(text, s.frame)
             if not value or len(value) > MAX_VALUE_WORDS:
                 return None
@@ -98,7 +122,7 @@ def subject_slot(text: str, subject: str) -> Slot | None:
     if found is not None:
         return found
     words = plain_words(subject)
-    if not words:
+    if not words or _someone_else(text, len(text), "subject"):
         return None
     mine = plain_words(plain(text))
     if not words <= mine:
