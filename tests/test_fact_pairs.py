@@ -161,3 +161,11 @@ def test_someone_elses_slot_is_not_the_users(mem) -> None:
         out = mem.write(other)
         assert out.entry.subject != "home city" and not out.superseded
     assert mem.get(mine.id).valid_to is None
+
+
+def test_a_slot_without_any_subject_yet_gets_the_slot_name(mem) -> None:
+    first = mem.write("I work at Alibaba")
+    assert first.entry.subject == "employer"
+    out = mem.write("I work at ByteDance")
+    assert out.action == "superseded" and [e.id for e in out.superseded] == [first.entry.id]
+    assert mem.write("我在网易上班").entry.subject == "employer"  # zh and en state one slot

@@ -42,6 +42,7 @@ from memdream.importers import Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
 from memdream.index.slots import find_slot
+from memdream.model.slots import default_subject
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
 from memdream.recall.search import Hit
@@ -278,6 +279,8 @@ class Memory:
                     subj = found.subject
                     if found.restates is not None:
                         dup = (found.restates, similarity(text, found.restates.entry().text))
+                elif not subj:
+                    subj = default_subject(text)  # the slot's own name: a later value finds it
             if dup is not None:
                 row, sim = dup
                 old = row.entry()

@@ -87,12 +87,16 @@ _OTHER_PERSON_ZH = re.compile(r"他|她|妹妹|姐姐|哥哥|弟弟|朋友|同�
 _FIRST_PERSON_SLOTS = frozenset({"partner", "children", "pets"})  # relations: the other person is the slot
 
 
-def _someone_else(text: str, start: int, key: str) -> bool:
+def _someone_else(text: str, start: int, key: str, cue: str = "I") -> bool:
+    """Is the text about someone other than the user? (`cue`: the words that matched; a cue
+    without a first person, "lives in", "works at", has its actor before it.)"""
     if _SPEAKER.match(text):
         return True
     if key in _FIRST_PERSON_SLOTS:
         return False
     before = text[:start]
+    if not re.search(r"\b(?:i|my|we|our)\b|我", cue, re.I) and re.search(r"[A-Z][a-z]+", before):
+        return True
     return bool(
         re.search(r"\b(?:he|she|they|his|her|their)\b", before, re.I)
         or re.search(r"\b(?:my|our) (?:sister|brother|mother|father|mom|mum|dad|parents?|friends?|colleagues?|neighbou?rs?|cousins?|aunt|uncle|grand(?:ma|mother|pa|father)|boss|manager)\b", before, re.I)
@@ -106,7 +110,7 @@ def slot_of(text: str) -> Slot | None:
     for s in SLOTS:
         m = s.cue.search(text)
         if m:
-            if _someone_else(text, m.start(), s.key):
+            if _someone_else(text, m.start(), s.key, m.group(0)):
                 return None
             value = _value(text, s.frame)
             if not value or len(value) > MAX_VALUE_WORDS:
@@ -158,3 +162,10 @@ def states_slot(new: str, new_slot: Slot | None, old: str, old_subject: str) -> 
     if new_slot is None and old_subject:
         return subject_slot(new, old_subject)
     return None
+
+
+def default_subject(text: str) -> str:
+    """The subject of a text stating a one-answer slot when no entry states it yet: the slot's
+    name (home, employer, ...), so the next value finds it; "" otherwise."""
+    found = slot_of(text)
+    return found.key if found is not None and not found.multi else ""
