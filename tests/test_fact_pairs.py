@@ -169,3 +169,44 @@ def test_a_slot_without_any_subject_yet_gets_the_slot_name(mem) -> None:
     out = mem.write("I work at ByteDance")
     assert out.action == "superseded" and [e.id for e in out.superseded] == [first.entry.id]
     assert mem.write("我在网易上班").entry.subject == "employer"  # zh and en state one slot
+
+
+def _with_model(tmp_path, clock, server):  # type: ignore[no-untyped-def]
+    from memdream.config import load_config
+    from memdream.llm.client import OpenAICompatLLM
+    from memdream.memory import Memory
+
+    m = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock, llm=OpenAICompatLLM(server.base_url, "fake", timeout=5, retries=1))
+    m.vault.init()
+    return m
+
+
+def test_the_ambiguous_band_is_settled_by_a_model_and_refusals_are_ignored(tmp_path, clock) -> None:
+    import json
+
+    from memdream.llm.fake import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        mem = _with_model(tmp_path, clock, server)
+        first = mem.write("Usually takes the train to the office").entry
+        server.reply(json.dumps({"decision": "SAME", "reason": "the same commute"}))
+        same = mem.write("Goes to the office on the train most days")
+        assert same.action == "duplicate" and same.entry.id == first.id
+        asked = json.loads(server.requests[-1]["messages"][1]["content"])
+        assert asked == {"existing": first.text, "new": "Goes to the office on the train most days"}
+        server.reply(json.dumps({"decision": "CHANGE", "reason": "now by bike"}))
+        changed = mem.write("Takes the bike to the office these days")
+        assert changed.action == "superseded" and [e.id for e in changed.superseded] == [first.id]
+        # A refusal, garbage or an error leaves the mechanical decision: a new line, nothing ended.
+        current = changed.entry.id
+        for reply, text in (("I cannot help with that", "Takes the bus to the office most days"), (json.dumps({"decision": "MAYBE"}), "Takes a taxi to the office on rainy days")):
+            n = len(server.requests)
+            server.reply(reply)
+            out = mem.write(text)
+            assert len(server.requests) == n + 1  # asked ...
+            assert out.action == "added" and not out.superseded  # ... and its answer ignored
+            assert mem.get(current).valid_to is None
+        # A contradiction is never put to the model (and never folded).
+        n = len(server.requests)
+        mem.write("Never takes the bike to the office")
+        assert len(server.requests) == n

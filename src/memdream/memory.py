@@ -41,7 +41,7 @@ from memdream.store.writer import Writer
 from memdream.importers import Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
-from memdream.index.slots import find_slot
+from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot
 from memdream.model.slots import default_subject
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
@@ -269,6 +269,7 @@ class Memory:
         subj = (extract_subject(text) if subject is None else subject).strip()
         if len(subj) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subj):
             raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+        settled = self._settle(text) if subject is None and source == "user" else None  # a model call: before the lock
         with self.writer.locked():
             self.sync()
             now = self.clock.now()
@@ -281,6 +282,14 @@ class Memory:
                         dup = (found.restates, similarity(text, found.restates.entry().text))
                 elif not subj:
                     subj = default_subject(text)  # the slot's own name: a later value finds it
+            also_ends: list[Row] = []
+            if dup is None and settled is not None:  # the model's opinion, if the entry did not change since
+                rows = [r for r in self.index.by_id(self.scope, settled.entry_id) if r.vt is None and r.entry().text == settled.text]
+                if rows and settled.kind == "same":
+                    dup = (rows[0], similarity(text, settled.text))
+                elif rows and not subj:
+                    subj = rows[0].entry().subject
+                    also_ends = [] if subj else rows[:1]
             if dup is not None:
                 row, sim = dup
                 old = row.entry()
@@ -297,7 +306,7 @@ class Memory:
                 upd = self._update(self._path(row), self._set(old.id, refresh))
                 refreshed = (upd.result or old).evolve(layer=row.layer)
                 return WriteOutcome("duplicate", refreshed, (), sim)
-            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj else []
+            olds = ([r for r in self.index.by_subject(self.scope, subj)] if subj else []) or also_ends
             against = None if olds else self._contradiction_of(text)
             new = Entry(
                 text=text,
@@ -323,6 +332,21 @@ class Memory:
                 if upd.result is not None:
                     ended.append(upd.result.evolve(layer=row.layer))
             return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
+
+    def _settle(self, text: str) -> Settled | None:
+        """With a model configured: its opinion on the one current entry the mechanical rules
+        leave ambiguous (same fact? a change?), asked outside the lock; None otherwise."""
+        llm = self.llm
+        if llm is None:
+            return None
+        self.sync()
+        row = ambiguous_candidate(self.index, self.scope, text)
+        if row is None:
+            return None
+        settled, why = ask_same_fact(llm, row, text)
+        if why:
+            self.last_warning = why
+        return settled
 
     def _contradiction_of(self, text: str) -> Entry | None:
         """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any.

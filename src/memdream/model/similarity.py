@@ -408,7 +408,8 @@ def contradiction(a: str, b: str) -> str:
         return "times differ"
     if _reordered([t for t in ta if t.endswith("day") or t in _MONTHS or t == "may"], [t for t in tb if t.endswith("day") or t in _MONTHS or t == "may"]):
         return "times in another order"
-    ma, mb = names(a), names(b)
+    ma = [w for w in names(a) if w in _inner_names(a) or w in _inner_names(b)]  # not a capital opening a sentence
+    mb = [w for w in names(b) if w in _inner_names(a) or w in _inner_names(b)]
     sa, sb = _sequence(a), _sequence(b)
     if _two_sided(ma, mb) and normalize("".join(ma)) != normalize("".join(mb)):
         return "names differ"
