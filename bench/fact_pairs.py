@@ -7,7 +7,7 @@ said again:
 
 - lexical (no embedder): `memdream.model.similarity.is_duplicate(later, earlier)`, the write
   path's rule;
-- with an embedder: lexical, or the light phase's rule (`memdream.dream.light`): cosine of the
+- with an embedder: lexical, or the rule of the write path and the light phase: cosine of the
   two texts at least `RESTATEMENT_COSINE` and `may_fold_by_meaning` (no contradiction signal
   either way, not one frame with a short part replaced as in "My editor is Vim" / "... Emacs",
   and most of the shorter text's words in the other).
@@ -34,9 +34,8 @@ sys.path.insert(0, str(HERE))
 
 from remember_latency import cpu_name, write_report  # noqa: E402
 
-from memdream.dream.light import RESTATEMENT_COSINE  # noqa: E402
 from memdream.embed.embedder import load_embedder  # noqa: E402
-from memdream.model.similarity import contradiction, is_duplicate, may_fold_by_meaning, value_swap  # noqa: E402
+from memdream.model.similarity import RESTATEMENT_COSINE, contradiction, is_duplicate, may_fold_by_meaning, value_swap  # noqa: E402
 
 REPORT_START = "<!-- bench:fact-pairs:start -->"
 REPORT_END = "<!-- bench:fact-pairs:end -->"
@@ -102,7 +101,7 @@ def main() -> None:
         "| rule | contradictions folded | restatements folded |",
         "| --- | ---: | ---: |",
         f"| lexical (write path, no embedder) | {sum(lex_c)} / {len(contra)} | {sum(lex_r)} / {len(restate)} ({sum(lex_r) / len(restate):.1%}) |",
-        f"| with `{args.embedder}`: lexical, or cosine >= {RESTATEMENT_COSINE} and `may_fold_by_meaning` (light phase) "
+        f"| with `{args.embedder}`: lexical, or cosine >= {RESTATEMENT_COSINE} and `may_fold_by_meaning` (write path and light phase) "
         f"| {sum(emb_c)} / {len(contra)} | {sum(emb_r)} / {len(restate)} ({sum(emb_r) / len(restate):.1%}) |",
         "",
         f"Lexical, restatements folded by kind: {per_kind(restate, lex_r, kinds_r)}.  ",

@@ -36,10 +36,12 @@ def merged(mem: Memory) -> dict[str, str]:
 
 
 def test_light_folds_a_restatement_into_the_line_that_says_more(tmp_path: Path, clock) -> None:
+    # Written before an embedder was configured (or typed by hand): the write path did not see it.
+    with open_mem(tmp_path / "v", clock) as before:
+        short = before.write("我每天下班后去健身房练一个小时")
+        longer = before.write("下班后我每天去健身房练上一个小时")
+        assert longer.action == "added"
     mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
-    short = mem.write("我每天下班后去健身房练一个小时")
-    longer = mem.write("下班后我每天去健身房练上一个小时")
-    assert longer.action == "added"  # the write path did not see it
     mem.dream(["light"])
     assert merged(mem) == {short.entry.text: longer.entry.text} or merged(mem) == {longer.entry.text: short.entry.text}
     texts = {e.text for e in mem.list()}
@@ -78,7 +80,6 @@ def test_light_never_folds_a_contradiction_of_the_corpus(tmp_path: Path, clock) 
 def test_deep_groups_come_from_embeddings(tmp_path: Path, clock) -> None:
     from datetime import timedelta
 
-    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
     texts = [
         "我每天下班后去健身房练一个小时",
         "下班后我每天去健身房练上一个小时",
@@ -87,8 +88,10 @@ def test_deep_groups_come_from_embeddings(tmp_path: Path, clock) -> None:
         "I live in Shanghai",
         "I live in Singapore",
     ]
-    for t in texts:
-        mem.write(t, type="fact", subject="")
+    with open_mem(tmp_path / "v", clock) as before:  # written before the embedder was configured
+        for t in texts:
+            before.write(t, type="fact", subject="")
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
     clock.advance(days=6)
     mem.sync()
     rows = mem.index.db.execute("SELECT e.line, e.layer, f.tok, e.rowid FROM entries e JOIN entries_fts f ON f.rowid = e.rowid WHERE e.vt IS NULL").fetchall()
@@ -100,3 +103,27 @@ def test_deep_groups_come_from_embeddings(tmp_path: Path, clock) -> None:
     groups = [sorted(items[i][0].text for i in g) for g in clusters(items, frozenset(), dense)]
     assert sorted(texts[:2]) in groups
     assert not any({"I live in Shanghai", "I live in Singapore"} <= set(g) for g in groups)
+
+
+def test_the_write_path_folds_a_restatement_by_meaning(tmp_path: Path, clock) -> None:
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    first = mem.write("我每天下班后去健身房练一个小时")
+    again = mem.write("下班后我每天去健身房练上一个小时")
+    assert again.action in ("duplicate", "superseded")
+    if again.action == "superseded":  # the one that says more stays, the other is ended, not lost
+        assert [e.id for e in again.superseded] == [first.entry.id]
+    assert len(mem.list()) == 1 and len(mem.list(include_ended=True)) == 2 - (again.action == "duplicate")
+
+
+def test_the_write_path_with_an_embedder_never_folds_a_contradiction(tmp_path: Path, clock) -> None:
+    pairs = _corpus().CONTRADICTIONS
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    folded = []
+    for _, a, b in pairs:
+        mem.write(a)
+        out = mem.write(b)
+        if out.action == "duplicate" and out.entry.text == a:
+            folded.append((a, b))
+        ended_by_meaning = [e.text for e in out.superseded if e.text == a and not out.entry.subject]
+        folded += [(a, b) for _ in ended_by_meaning]
+    assert folded == []

@@ -34,14 +34,14 @@ from memdream.model.entry import (
 from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
-from memdream.model.similarity import anchor_terms, dedup_anchors, is_duplicate, similarity
+from memdream.model.similarity import RESTATEMENT_COSINE, anchor_terms, dedup_anchors, is_duplicate, similarity, word_count
 from memdream.store.format import Document
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
 from memdream.store.writer import Writer
 from memdream.importers import Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
-from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot
+from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
 from memdream.model.slots import default_subject
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
@@ -283,6 +283,14 @@ class Memory:
                 elif not subj:
                     subj = default_subject(text)  # the slot's own name: a later value finds it
             also_ends: list[Row] = []
+            if dup is None:
+                near = self._restatement_of(text, subj)
+                if near is not None:  # the same fact in other words (by the embedder)
+                    row, cos = near
+                    if word_count(text) > word_count(row.entry().text):
+                        also_ends, subj = [row], subj or row.entry().subject  # the one saying more stays
+                    else:
+                        dup = (row, cos)
             if dup is None and settled is not None:  # the model's opinion, if the entry did not change since
                 rows = [r for r in self.index.by_id(self.scope, settled.entry_id) if r.vt is None and r.entry().text == settled.text]
                 if rows and settled.kind == "same":
@@ -332,6 +340,24 @@ class Memory:
                 if upd.result is not None:
                     ended.append(upd.result.evolve(layer=row.layer))
             return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
+
+    def _restatement_of(self, text: str, subject: str) -> tuple[Row, float] | None:
+        """With an embedder: the current entry saying `text`'s fact in other words, if any
+        (model/similarity.may_fold_by_meaning guards it: never a contradiction). Without one,
+        or when it fails, None (the lexical rules stand)."""
+        if self._embedder is None and self.config.embedder in ("", "none"):
+            return None
+        vectors = self.vectors
+        if vectors is None:
+            return None
+        try:
+            near = nearest_restatement(vectors, self.scope, text, RESTATEMENT_COSINE)
+        except Exception as exc:  # noqa: BLE001 - an embedder failure only leaves the lexical rules
+            self.last_warning = f"embedder unavailable, restatements compared by words only: {exc}"
+            return None
+        if near is not None and subject and near[0].entry().subject not in ("", subject):
+            return None  # another subject: another slot
+        return near
 
     def _settle(self, text: str) -> Settled | None:
         """With a model configured: its opinion on the one current entry the mechanical rules

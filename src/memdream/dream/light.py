@@ -29,7 +29,7 @@ from memdream.model.lifecycle import (
     decide,
     duplicates,
 )
-from memdream.model.similarity import may_fold_by_meaning, plain, plain_words
+from memdream.model.similarity import RESTATEMENT_COSINE, may_fold_by_meaning, word_count
 from memdream.store.format import parse_line
 
 if TYPE_CHECKING:
@@ -41,12 +41,7 @@ DAY = 86400.0
 DEDUP_QUERY_TERMS = 8
 DEDUP_PARTNERS = 50
 DEDUP_COMMON_SHARE, DEDUP_COMMON_MIN = 0.01, 50  # terms in more entries than 1% (at least 50) are too common to query
-# With an embedder: two lines whose cosine reaches this, and that nothing says differ
-# (model/similarity.may_fold_by_meaning: no contradiction signal, no value swap, most words shared), say one
-# fact (measured on tests/data/fact_pairs.py with the default local embedder `use`:
-# bench/fact_pairs.py, docs/benchmarks.md). The one that says less is superseded.
-RESTATEMENT_COSINE = 0.80
-RESTATEMENT_NEIGHBOURS = 5  # nearest lines compared with each new line
+RESTATEMENT_NEIGHBOURS = 5  # nearest lines compared with each new line (at RESTATEMENT_COSINE, model/similarity.py)
 
 
 def _from_columns(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: float, layer: str, now: datetime) -> Entry:  # type: ignore[no-untyped-def]
@@ -115,7 +110,7 @@ def _near_duplicates(mem: "Memory", since_rowid: int) -> dict[str, Candidate]:
 
 def says_more(a: Candidate, b: Candidate) -> bool:
     """Does `a` say more than `b` (more plain words; then the original, older wording)?"""
-    wa, wb = len(plain_words(plain(a.text))), len(plain_words(plain(b.text)))
+    wa, wb = word_count(a.text), word_count(b.text)
     return (wa, -a.created, a.id) > (wb, -b.created, b.id)
 
 

@@ -121,3 +121,34 @@ def ask_same_fact(llm, old: Row, text: str) -> tuple[Settled | None, str]:  # ty
     if kind not in ("SAME", "CHANGE"):
         return None, f"model answered {kind or 'nothing usable'!r}, not SAME/CHANGE/DIFFERENT: mechanical decision kept"
     return Settled(kind.lower(), e.id, e.text, str(reply.get("reason", ""))[:200]), ""
+
+
+# ---- restatements at write time, with an embedder -------------------------------------------
+
+RESTATEMENT_NEIGHBOURS = 5  # nearest current entries compared with a new text
+
+
+def nearest_restatement(vectors, scope: Scope, text: str, threshold: float) -> tuple[Row, float] | None:  # type: ignore[no-untyped-def]
+    """The current entry that says `text`'s fact in other words, by the embedder: the nearest
+    at a cosine of at least `threshold` that `may_fold_by_meaning` allows. The new text's
+    vector is stored (keyed by its hash), so it is not embedded again once written."""
+    import numpy as np
+
+    from memdream.index.db import text_hash
+    from memdream.model.similarity import may_fold_by_meaning
+
+    vec = np.asarray(vectors.embedder.embed([text], kind="document")[0], dtype=np.float32)
+    with vectors.index.transaction() as db:
+        db.execute("INSERT OR REPLACE INTO vectors(model, hash, vec) VALUES (?, ?, ?)", (vectors.model, text_hash(text), vec.tobytes()))
+    near = [(rid, cos) for rid, cos in vectors.nearest(scope, vec, RESTATEMENT_NEIGHBOURS) if cos >= threshold]
+    if not near:
+        return None
+    rows = {r.rowid: r for r in vectors.index.rows([rid for rid, _ in near])}
+    for rid, cos in near:
+        row = rows.get(rid)
+        if row is None:
+            continue
+        e = row.entry()
+        if e.is_current and e.id and not e.pinned and e.type != "rule" and may_fold_by_meaning(text, e.text):
+            return row, cos
+    return None

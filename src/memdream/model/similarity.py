@@ -517,6 +517,15 @@ def value_swap(a: str, b: str) -> bool:
 
 
 MEANING_OVERLAP = 0.5  # an embedder's fold needs this share of the shorter text's plain words in the other
+# With an embedder: two texts whose cosine reaches this, and that `may_fold_by_meaning`, say one
+# fact (measured on tests/data/fact_pairs.py with the default local embedder `use`:
+# bench/fact_pairs.py, docs/benchmarks.md). The write path and the light phase use it.
+RESTATEMENT_COSINE = 0.80
+
+
+def word_count(text: str) -> int:
+    """How much a text says: its plain words (to keep the one that says more)."""
+    return len(plain_words(plain(text)))
 
 
 def may_fold_by_meaning(a: str, b: str) -> bool:
