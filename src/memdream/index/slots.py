@@ -9,6 +9,7 @@ indexed query; an embedder, when configured, orders them nearest first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,19 +39,37 @@ def find_slot(index: Index, scope: Scope, text: str, order: Callable[[list[Row]]
     if order is not None:
         rows = order(rows)
     new_slot = slot_of(text)
+    by_subject: dict[str, list[Row]] = {}
     for row in rows:
-        e = row.entry()
-        found = states_slot(text, new_slot, e.text, e.subject)
-        if found is None:
-            continue
-        for other in [r for r in rows if r.entry().subject == e.subject]:
-            o = other.entry()
-            theirs = subject_slot(o.text, o.subject)
+        by_subject.setdefault(row.entry().subject, []).append(row)
+    # Every subject whose slot the text states (newest first), with the slot as the text gives it.
+    def stating(partial: bool) -> list[tuple[str, Slot]]:
+        out: list[tuple[str, Slot]] = []
+        for subject, group in by_subject.items():
+            for row in group:
+                found = states_slot(text, new_slot, row.entry().text, subject, partial)
+                if found is not None:
+                    out.append((subject, found))
+                    break
+        return out
+
+    # A restatement first: a subject one of whose current lines gives the same value.
+    for subject, found in stating(partial=True):
+        for row in by_subject[subject]:
+            o = row.entry()
+            theirs = subject_slot(o.text, subject)
             if theirs is not None and same_value(text, o.text, found, theirs):
-                return SlotMatch(e.subject, found, other)
+                return SlotMatch(subject, found, row)
+    # A change: the newest subject of the slot in the text's language (a user may keep 所在地
+    # and "home city" apart); a slot with several answers never changes by a new one.
+    zh = bool(_CJK.search(text))
+    for subject, found in sorted(stating(partial=False), key=lambda sf: bool(_CJK.search(by_subject[sf[0]][0].entry().text)) != zh):
         if not found.multi:
-            return SlotMatch(e.subject, found, None)
+            return SlotMatch(subject, found, None)
     return None
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 # ---- the ambiguous band, settled by a model when one is configured -------------------------

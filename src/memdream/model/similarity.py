@@ -238,6 +238,7 @@ def times(text: str) -> tuple[list[str], list[str]]:
 
 
 _NAME = re.compile(r"(?<![\w'])([A-Z][A-Za-z]*)")
+_TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr)\.")
 _OPENING = re.compile(r"^\W*[A-Za-z]+|(?<=[.!?:;,])\s*[A-Za-z]+")
 _PERSON_EN = {
     "i": "i", "me": "i", "my": "i", "mine": "i", "myself": "i", "we": "we", "us": "we", "our": "we",
@@ -265,6 +266,7 @@ for _a, _b in OPPOSITES:
 
 def _inner_names(text: str) -> set[str]:
     """Capitalized words not opening the text or a clause: names for sure (Alice, Beijing)."""
+    text = _TITLE.sub(r"\1 ", text)  # "Dr. Patel": Patel opens no sentence
     openings = {m.end() for m in _OPENING.finditer(text)}
     return {
         m.group(1).lower()
@@ -495,6 +497,11 @@ def value_swap(a: str, b: str) -> bool:
     "... Emacs", 我在学吉他 / 我在学钢琴)? That is a slot given another value, however close
     an embedder finds them; a synonym swap looks the same, so only the word lists (`plain`)
     fold those."""
+    return swapped_parts(a, b) is not None
+
+
+def swapped_parts(a: str, b: str) -> tuple[list[str], list[str]] | None:
+    """The short parts replaced between two texts of one frame (see `value_swap`), or None."""
     x = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(a)).lower())
     y = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(b)).lower())
     p = 0
@@ -505,15 +512,15 @@ def value_swap(a: str, b: str) -> bool:
         s += 1
     mx, my = x[p : len(x) - s], y[p : len(y) - s]
     if not mx or not my or p + s < max(1, len(mx), len(my)):
-        return False
+        return None
     if "".join(mx) == "".join(my) or (numbers(" ".join(mx)) and numbers(" ".join(mx)) == numbers(" ".join(my))):
-        return False  # the same word spaced otherwise (VS Code), the same number written otherwise (三 / 3)
+        return None  # the same word spaced otherwise (VS Code), the same number written otherwise (三 / 3)
 
     def short(part: list[str]) -> bool:
         cjk = sum(1 for t in part if _CJK.match(t))
         return (cjk <= SWAP_MAX_CHARS) and (len(part) - cjk <= SWAP_MAX_WORDS)
 
-    return short(mx) and short(my)
+    return (mx, my) if short(mx) and short(my) else None
 
 
 MEANING_OVERLAP = 0.5  # an embedder's fold needs this share of the shorter text's plain words in the other
