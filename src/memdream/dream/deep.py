@@ -22,7 +22,7 @@ from memdream.dream.validate import Ids, Invalid, check_text, common_subject, op
 from memdream.llm.client import LLM
 from memdream.model.entry import IDENTITY, RECALL, RULE, Entry
 from memdream.model.lifecycle import PROMOTE_HITS
-from memdream.model.similarity import may_fold_by_meaning
+from memdream.model.similarity import contradiction
 from memdream.store.format import parse_line
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ POOL = 3000  # the newest eligible entries considered for clustering per run
 RELATED = 0.4  # share of the shorter entry's tokens two entries must share to count as related ...
 RELATED_MIN_SHARED = 2  # ... and at least this many tokens
 COMMON_DF = 200  # tokens in more pool entries than this are too common to relate anything
-GROUP_COSINE = 0.75  # with an embedder: entries this close (and no contradiction) are one fact told twice
+GROUP_COSINE = 0.6  # with an embedder: entries this close (and no contradiction signal) are likely one fact; the model decides
 DENSE_WEIGHT = 100.0  # a dense link outranks any token link (a sum of a few idf weights)
 MAX_DENSE_NEIGHBOURS = MAX_CLUSTER_SIZE - 1
 
@@ -76,8 +76,9 @@ def clusters(
     entry with the strongest link; at most MAX_CLUSTERS groups of 2 to MAX_CLUSTER_SIZE.
 
     With `dense` ({i: [(cosine, j), ...]}, from the embedder), an entry that has a vector is
-    linked by it instead: to the entries saying the same fact in other words (a cosine of at
-    least GROUP_COSINE and `may_fold_by_meaning`), so a night's groups are groups of one fact."""
+    linked by it instead: to its nearest entries at a cosine of at least GROUP_COSINE with no
+    contradiction signal between them (the likeliest restatements of one fact; the model still
+    decides, and the cage checks what it proposes). Without such neighbours, its shared words link it."""
     df = Counter(t for _, toks in items for t in toks)
     postings: dict[str, list[int]] = {}
     for i, (_, toks) in enumerate(items):
@@ -104,7 +105,7 @@ def clusters(
                     shared = toks & other
                     related = len(shared) >= RELATED_MIN_SHARED and len(shared) / min(len(toks), len(other)) >= RELATED
                     near[j] = sum(idf[x] for x in shared) if related else -1.0
-        if dense is not None and i in dense:
+        if dense is not None and dense.get(i):
             near = {j: DENSE_WEIGHT + cos for cos, j in dense[i]}
         for j in by_subject.get(e.subject, []) if e.subject else []:
             if j != i:
@@ -161,7 +162,7 @@ def dense_links(mem: "Memory", items: list[tuple[Entry, set[str]]], rowids: list
             if cos < GROUP_COSINE or len(near) >= MAX_DENSE_NEIGHBOURS:
                 break
             j = idx[int(b)]
-            if j != i and may_fold_by_meaning(items[i][0].text, items[j][0].text):
+            if j != i and not contradiction(items[i][0].text, items[j][0].text) and not contradiction(items[j][0].text, items[i][0].text):
                 near.append((cos, j))
         out[i] = near
     return out
