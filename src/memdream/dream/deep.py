@@ -37,7 +37,8 @@ RELATED = 0.4  # share of the shorter entry's tokens two entries must share to c
 RELATED_MIN_SHARED = 2  # ... and at least this many tokens
 COMMON_DF = 200  # tokens in more pool entries than this are too common to relate anything
 GROUP_COSINE = 0.6  # with an embedder: entries this close (and no contradiction signal) are likely one fact; the model decides
-DENSE_WEIGHT = 100.0  # a dense link outranks any token link (a sum of a few idf weights)
+DENSE_WEIGHT = 4.0  # a dense link weighs like two or three shared rare words (measured: dense links that
+# outrank every word link gave the oracle far fewer groups to merge in bench/dream_life.py --embedder use)
 MAX_DENSE_NEIGHBOURS = MAX_CLUSTER_SIZE - 1
 
 SYSTEM = """You consolidate a person's memory. You get groups of related memories, each memory with a short integer id.
@@ -76,9 +77,9 @@ def clusters(
     entry with the strongest link; at most MAX_CLUSTERS groups of 2 to MAX_CLUSTER_SIZE.
 
     With `dense` ({i: [(cosine, j), ...]}, from the embedder), an entry that has a vector is
-    linked by it instead: to its nearest entries at a cosine of at least GROUP_COSINE with no
-    contradiction signal between them (the likeliest restatements of one fact; the model still
-    decides, and the cage checks what it proposes). Without such neighbours, its shared words link it."""
+    also linked to its nearest entries at a cosine of at least GROUP_COSINE with no
+    contradiction signal between them (restatements that share few words), weighted
+    DENSE_WEIGHT x cosine beside its word links; the model still decides, the cage checks."""
     df = Counter(t for _, toks in items for t in toks)
     postings: dict[str, list[int]] = {}
     for i, (_, toks) in enumerate(items):
@@ -105,8 +106,9 @@ def clusters(
                     shared = toks & other
                     related = len(shared) >= RELATED_MIN_SHARED and len(shared) / min(len(toks), len(other)) >= RELATED
                     near[j] = sum(idf[x] for x in shared) if related else -1.0
-        if dense is not None and dense.get(i):
-            near = {j: DENSE_WEIGHT + cos for cos, j in dense[i]}
+        if dense is not None:
+            for cos, j in dense.get(i, ()):
+                near[j] = max(near.get(j, 0.0), DENSE_WEIGHT * cos)
         for j in by_subject.get(e.subject, []) if e.subject else []:
             if j != i:
                 near[j] = max(near.get(j, 0.0), sum(idf[x] for x in toks & items[j][1]), 1.0)
