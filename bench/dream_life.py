@@ -1195,9 +1195,9 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
             + f", current values {results['D'].current_ok5}/{n_facts}."
         )),
         f"- Current values: every change supersedes the subject's line at write time ({A.write['fact: superseded']} of {n_values - n_facts}), "
-        f"but a restatement carries no subject, so it stays current after its value changed: in A {A.stale_k5} of the {n_facts} subjects "
-        f"return a superseded value in the top 5 (B {Br.stale_k5}, C {Cr.stale_k5}). Only a deep merge made before the change gives a "
-        "restatement its source's subject (the merged line keeps it), and C makes few"
+        f"and a restatement written without a subject takes the subject of the entry stating its slot (or is folded into it), so the "
+        f"next change supersedes it too, unless the write path does not recognise the slot: in A {A.stale_k5} of the {n_facts} subjects "
+        f"return a superseded value in the top 5 (B {Br.stale_k5}, C {Cr.stale_k5})"
         + (f"; e.g. in A {A.stale_hits[0]}." if A.stale_hits else "."),
     ]
     if Br.rolled_back or Cr.rolled_back:
