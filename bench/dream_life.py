@@ -923,6 +923,9 @@ def snapshot(mem: Memory, day: int, stream: Stream, own: dict) -> Snapshot:
     )
 
 
+EMBEDDER = None  # --embedder: every run's Memory gets this embedder (dense recall, restatement folds)
+
+
 def run_life(name: str, stream: Stream, root: Path, seed: int, checkpoints: set[int], server: FakeLLMServer | None) -> RunResult:
     res = RunResult(name)
     t_run = time.perf_counter()
@@ -930,7 +933,7 @@ def run_life(name: str, stream: Stream, root: Path, seed: int, checkpoints: set[
     phases = list(RUNS[name])
     clock = FrozenClock(START)
     llm = OpenAICompatLLM(server.base_url, "fake", retries=1) if server is not None else None
-    mem = Memory(load_config(root, "me", "main", env={}), clock, llm=llm) if llm else Memory(load_config(root, "me", "main", env={}), clock)
+    mem = Memory(load_config(root, "me", "main", env={}), clock, llm=llm, embedder=EMBEDDER)
     mem.vault.init()
     mem.hit_flush_after = 1
     if server is not None:
@@ -1192,9 +1195,9 @@ def render(results: dict[str, RunResult], stream: Stream, args: argparse.Namespa
             + f", current values {results['D'].current_ok5}/{n_facts}."
         )),
         f"- Current values: every change supersedes the subject's line at write time ({A.write['fact: superseded']} of {n_values - n_facts}), "
-        f"but a restatement carries no subject, so it stays current after its value changed: in A {A.stale_k5} of the {n_facts} subjects "
-        f"return a superseded value in the top 5 (B {Br.stale_k5}, C {Cr.stale_k5}). Only a deep merge made before the change gives a "
-        "restatement its source's subject (the merged line keeps it), and C makes few"
+        f"and a restatement written without a subject takes the subject of the entry stating its slot (or is folded into it), so the "
+        f"next change supersedes it too, unless the write path does not recognise the slot: in A {A.stale_k5} of the {n_facts} subjects "
+        f"return a superseded value in the top 5 (B {Br.stale_k5}, C {Cr.stale_k5})"
         + (f"; e.g. in A {A.stale_hits[0]}." if A.stale_hits else "."),
     ]
     if Br.rolled_back or Cr.rolled_back:
@@ -1258,9 +1261,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-diagnostics", action="store_true", help="skip the diagnostic runs D and E")
     ap.add_argument("--report", default="", help="Markdown file to write the section into (between the dream-life markers)")
     ap.add_argument("--note", default="", help="A sentence about the conditions of this run, printed in the report.")
+    ap.add_argument("--embedder", default="", help="give every run this embedder (e.g. use); the report goes between the dream-life-embed markers")
     args = ap.parse_args(argv)
     if args.quick:
         args.convs, args.canaries, args.days, args.no_diagnostics = 1, 25, 45, True
+    global EMBEDDER
+    if args.embedder:
+        from memdream.embed.embedder import load_embedder
+
+        EMBEDDER = load_embedder(args.embedder)
     t_start = time.perf_counter()
     convs = locomo.load(args.data)[: args.convs]
     stream = build_stream(convs, args.days, args.canaries, args.seed)
@@ -1302,9 +1311,16 @@ def main(argv: list[str] | None = None) -> int:
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--note") and a != args.note
     )
     section = render(results, stream, args, cmd.strip(), seconds)
+    start, end = REPORT_START, REPORT_END
+    if args.embedder:
+        start, end = REPORT_START.replace("dream-life", "dream-life-embed"), REPORT_END.replace("dream-life", "dream-life-embed")
+        section = section.replace(REPORT_START, start).replace(REPORT_END, end).replace(
+            "## A 90-day simulated life, with and without dreaming (issue: dreaming)",
+            f"## The same life with the embedder `{EMBEDDER.model_id}` in every run (issue: one fact, one current memory)",
+        )
     print(section)
     if args.report:
-        write_report(Path(args.report), section, REPORT_START, REPORT_END)
+        write_report(Path(args.report), section, start, end)
     print(f"[life] done in {seconds:.0f} s", file=sys.stderr)
     return 0
 

@@ -35,7 +35,7 @@ from memdream.model.entry import (
 from memdream.model.secrets import find_secret, redact
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, dense_weight
-from memdream.model.similarity import anchor_terms, is_duplicate, similarity
+from memdream.model.similarity import RESTATEMENT_COSINE, anchor_terms, dedup_anchors, is_duplicate, similarity, word_count
 from memdream.store import journal
 from memdream.store.format import Document, parse_line, render_line
 from memdream.store.vault import MEMORY_HEADER, RECALL_FILE_MAX_LINES, Scope, Vault, recall_part
@@ -43,10 +43,13 @@ from memdream.store.writer import Writer
 from memdream.importers import MAX_IMPORT_TEXT_CHARS, Skipped
 from memdream.importers import read as read_transcripts
 from memdream.index.raw import search_raw, sync_raw
+from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
+from memdream.model.slots import default_subject
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, Bump, HitJournal
 from memdream.recall.search import CANDIDATES as DENSE_CANDIDATES
 from memdream.recall.search import Dense, Hit
+from memdream.recall.slots import collapse as collapse_slots
 from memdream.recall.search import recall as recall_hits
 from memdream.recall.snapshot import (
     DEFAULT_BUDGET,
@@ -285,10 +288,35 @@ class Memory:
         # user's confirmation (pend=, docs/format.md): written to the recall layer, never resident,
         # never recalled, superseding nothing; `memdream conflicts` lists it, `resolve` decides.
         pending = pending_reason(text, type_, source)
+        settled = self._settle(text) if subject is None and source == "user" else None  # a model call: before the lock
         with self.writer.locked():
             self.sync()
             now = self.clock.now()
             dup = self._duplicate_of(text, subj)
+            if dup is None and subject is None:
+                found = find_slot(self.index, self.scope, text)
+                if found is not None:  # the subject of the entry stating the same slot
+                    subj = found.subject
+                    if found.restates is not None:
+                        dup = (found.restates, similarity(text, found.restates.entry().text))
+                elif not subj:
+                    subj = default_subject(text)  # the slot's own name: a later value finds it
+            also_ends: list[Row] = []
+            if dup is None:
+                near = self._restatement_of(text, subj)
+                if near is not None:  # the same fact in other words (by the embedder)
+                    row, cos = near
+                    if word_count(text) > word_count(row.entry().text):
+                        also_ends, subj = [row], subj or row.entry().subject  # the one saying more stays
+                    else:
+                        dup = (row, cos)
+            if dup is None and settled is not None:  # the model's opinion, if the entry did not change since
+                rows = [r for r in self.index.by_id(self.scope, settled.entry_id) if r.vt is None and r.entry().text == settled.text]
+                if rows and settled.kind == "same":
+                    dup = (rows[0], similarity(text, settled.text))
+                elif rows and not subj:
+                    subj = rows[0].entry().subject
+                    also_ends = [] if subj else rows[:1]
             if dup is not None:
                 row, sim = dup
                 old = row.entry()
@@ -305,7 +333,7 @@ class Memory:
                 upd = self._update(self._path(row), self._set(old.id, refresh))
                 refreshed = (upd.result or old).evolve(layer=row.layer)
                 return WriteOutcome("duplicate", refreshed, (), sim)
-            olds = [r for r in self.index.by_subject(self.scope, subj)] if subj and not pending else []
+            olds = (([r for r in self.index.by_subject(self.scope, subj)] if subj else []) or also_ends) if not pending else []
             against = None if olds else self._contradiction_of(text)
             new = Entry(
                 text=text,
@@ -335,6 +363,39 @@ class Memory:
                     ended.append(upd.result.evolve(layer=row.layer))
             return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
 
+    def _restatement_of(self, text: str, subject: str) -> tuple[Row, float] | None:
+        """With an embedder: the current entry saying `text`'s fact in other words, if any
+        (model/similarity.may_fold_by_meaning guards it: never a contradiction). Without one,
+        or when it fails, None (the lexical rules stand)."""
+        if self._embedder is None and self.config.embedder in ("", "none"):
+            return None
+        vectors = self.vectors
+        if vectors is None:
+            return None
+        try:
+            near = nearest_restatement(vectors, self.scope, text, RESTATEMENT_COSINE)
+        except Exception as exc:  # noqa: BLE001 - an embedder failure only leaves the lexical rules
+            self.last_warning = f"embedder unavailable, restatements compared by words only: {exc}"
+            return None
+        if near is not None and subject and near[0].entry().subject not in ("", subject):
+            return None  # another subject: another slot
+        return near
+
+    def _settle(self, text: str) -> Settled | None:
+        """With a model configured: its opinion on the one current entry the mechanical rules
+        leave ambiguous (same fact? a change?), asked outside the lock; None otherwise."""
+        llm = self.llm
+        if llm is None:
+            return None
+        self.sync()
+        row = ambiguous_candidate(self.index, self.scope, text)
+        if row is None:
+            return None
+        settled, why = ask_same_fact(llm, row, text)
+        if why:
+            self.last_warning = why
+        return settled
+
     def _contradiction_of(self, text: str) -> Entry | None:
         """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any.
 
@@ -348,9 +409,7 @@ class Memory:
         if not present:
             return None
         if negated(text):
-            if len(present) < 2:
-                return None
-            terms = present[:CONTRADICTION_QUERY_TERMS]
+            terms = present[:CONTRADICTION_QUERY_TERMS]  # one anchor is enough: 我不吃辣 has only 吃辣
         else:
             if not df.get(NEG_TOKEN):
                 return None  # no negative memory at all: nothing can contradict a positive one
@@ -363,7 +422,7 @@ class Memory:
 
     def _duplicate_of(self, text: str, subject: str) -> tuple[Row, float] | None:
         """The most similar currently valid entry that says the same thing, if any."""
-        anchors = anchor_terms(text)
+        anchors = dedup_anchors(text)
         df = self.index.document_frequency(anchors)
         rows: list[Row] = []
         if anchors and all(df.get(t) for t in anchors):
@@ -542,6 +601,8 @@ class Memory:
             cosine_weight=self._dense_weight(query) if dense else DEFAULT_COSINE_WEIGHT,
         )  # fmt: skip
         hits = [h for h in hits if not h.entry.pending]  # waiting for the user's confirmation: never served
+        if when is None:
+            hits = collapse_slots(hits)
         if hits and when is None:
             self._count_hits([h.entry.id for h in hits])
         return hits

@@ -30,6 +30,7 @@ from memdream.model.lifecycle import (
     decide,
     duplicates,
 )
+from memdream.model.similarity import RESTATEMENT_COSINE, may_fold_by_meaning, word_count
 from memdream.store.format import parse_line
 
 _CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # one-character index tokens: not anchors
@@ -43,6 +44,7 @@ DAY = 86400.0
 DEDUP_QUERY_TERMS = 8
 DEDUP_PARTNERS = 50
 DEDUP_COMMON_SHARE, DEDUP_COMMON_MIN = 0.01, 50  # terms in more entries than 1% (at least 50) are too common to query
+RESTATEMENT_NEIGHBOURS = 5  # nearest lines compared with each new line (at RESTATEMENT_COSINE, model/similarity.py)
 
 
 def _from_columns(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: float, layer: str, now: datetime) -> Entry:  # type: ignore[no-untyped-def]
@@ -109,6 +111,56 @@ def _near_duplicates(mem: "Memory", since_rowid: int) -> dict[str, Candidate]:
     return duplicates(pool.values(), lambda t: df_all.get(t, 0))
 
 
+def says_more(a: Candidate, b: Candidate) -> bool:
+    """Does `a` say more than `b` (more plain words; then the original, older wording)?"""
+    wa, wb = word_count(a.text), word_count(b.text)
+    return (wa, -a.created, a.id) > (wb, -b.created, b.id)
+
+
+def _restatements(mem: "Memory", since_rowid: int, plan: Plan) -> dict[str, Candidate]:
+    """{id of a line: the line that says the same fact and more}, by the embedder's cosine
+    (at least RESTATEMENT_COSINE, and `may_fold_by_meaning`). Only with an embedder;
+    each line new since the last light dream is compared with its nearest lines."""
+    vectors = mem.vectors
+    if vectors is None:
+        return {}
+    try:
+        vectors.embed_pending(mem.scope)
+    except Exception as exc:  # noqa: BLE001 - the embedder failing only leaves restatements for a later night
+        plan.notes.append(f"restatements not compared: the embedder failed ({exc})")
+        return {}
+    db = mem.index.db
+    where = "WHERE e.scope = ? AND e.layer IN (?, ?) AND e.vt IS NULL AND e.rowid > ?"
+    fresh = db.execute("SELECT e.rowid FROM entries e " + where, (mem.scope.key, RESIDENT, RECALL, since_rowid)).fetchall()
+    rowids, mat = vectors._load(mem.scope)
+    pos = {r: i for i, r in enumerate(rowids)}
+    pairs: list[tuple[float, int, int]] = []
+    for (rid,) in fresh:
+        if rid not in pos:
+            continue
+        for other, cos in vectors.nearest(mem.scope, mat[pos[rid]], RESTATEMENT_NEIGHBOURS + 1):
+            if other != rid and cos >= RESTATEMENT_COSINE:
+                pairs.append((cos, min(rid, other), max(rid, other)))
+    if not pairs:
+        return {}
+    need = sorted({r for _, a, b in pairs for r in (a, b)})
+    marks = ",".join("?" * len(need))
+    got = db.execute(_CAND.replace("SELECT ", "SELECT e.rowid, ", 1) + f"WHERE e.rowid IN ({marks})", need).fetchall()
+    cands = dict(zip([r[0] for r in got], _candidates([r[1:] for r in got])))
+    out: dict[str, Candidate] = {}
+    for _cos, a, b in sorted(set(pairs), reverse=True):  # strongest pairs first
+        ca, cb = cands.get(a), cands.get(b)
+        if ca is None or cb is None or ca.protected or cb.protected or not ca.id or not cb.id or ca.id == cb.id:
+            continue
+        if ca.id in out or cb.id in out or not may_fold_by_meaning(ca.text, cb.text):
+            continue
+        keep, drop = (ca, cb) if says_more(ca, cb) else (cb, ca)
+        if any(w.id == drop.id for w in out.values()):
+            continue  # a line that absorbed another stays
+        out[drop.id] = keep
+    return out
+
+
 LAYER_ORDER = {RESIDENT: 0, RECALL: 1, ARCHIVE: 2}
 
 
@@ -153,6 +205,9 @@ def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
     plan.seen = len(rows)
     healed = _copies(mem, plan)
     dups = {k: v for k, v in _near_duplicates(mem, since_rowid).items() if k not in healed}
+    for k, v in _restatements(mem, since_rowid, plan).items():
+        if k not in healed and k not in dups and v.id not in dups:
+            dups[k] = v
     resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
     leaving = 0
     promotions: list[Move] = []

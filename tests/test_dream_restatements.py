@@ -1,0 +1,129 @@
+"""Dreaming that reaches restatements: with an embedder (the fake one, through the same
+`embedder=` seam production uses), the light phase folds lines that say one fact in other
+words, never two facts; the deep phase groups by embeddings."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from memdream.config import load_config
+from memdream.dream.deep import clusters, dense_links
+from memdream.dream.plan import Plan
+from memdream.embed.fake import HashEmbedder
+from memdream.memory import Memory
+from memdream.model.entry import END_MERGED
+
+
+def _corpus():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("memdream_fact_pairs", Path(__file__).parent / "data" / "fact_pairs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def open_mem(vault: Path, clock, embedder=None) -> Memory:  # type: ignore[no-untyped-def]
+    m = Memory(load_config(vault, "me", "main", env={}), clock, embedder=embedder)
+    m.vault.init()
+    return m
+
+
+def merged(mem: Memory) -> dict[str, str]:
+    """text of each line the light phase superseded -> text of the line that took its place."""
+    every = {e.id: e for e in mem.list(include_ended=True)}
+    return {e.text: every[e.superseded_by].text for e in every.values() if e.end == END_MERGED and e.superseded_by in every}
+
+
+def test_light_folds_a_restatement_into_the_line_that_says_more(tmp_path: Path, clock) -> None:
+    # Written before an embedder was configured (or typed by hand): the write path did not see it.
+    with open_mem(tmp_path / "v", clock) as before:
+        short = before.write("我每天下班后去健身房练一个小时")
+        longer = before.write("下班后我每天去健身房练上一个小时")
+        assert longer.action == "added"
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    mem.dream(["light"])
+    assert merged(mem) == {short.entry.text: longer.entry.text} or merged(mem) == {longer.entry.text: short.entry.text}
+    texts = {e.text for e in mem.list()}
+    assert len(texts) == 1
+    # The text of the kept line is the one written, never rewritten.
+    assert texts <= {short.entry.text, longer.entry.text}
+
+
+def test_without_an_embedder_nothing_is_folded_by_meaning(tmp_path: Path, clock) -> None:
+    mem = open_mem(tmp_path / "v", clock)
+    mem.write("我每天下班后去健身房练一个小时")
+    mem.write("下班后我每天去健身房练上一个小时")
+    mem.dream(["light"])
+    assert len(mem.list()) == 2
+
+
+def test_light_never_folds_a_contradiction_of_the_corpus(tmp_path: Path, clock) -> None:
+    pairs = _corpus().CONTRADICTIONS
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    for _, a, b in pairs:
+        mem.write(a, subject="")
+        mem.write(b, subject="")
+    mem.dream(["light"])
+    folds = merged(mem)
+    bad = [(a, b) for _, a, b in pairs if folds.get(a) == b or folds.get(b) == a]
+    assert bad == []
+    # Lines of different pairs may fold (这家店周一营业 into 这家店周五到周一营业 says it
+    # again), but never into a line that contradicts them.
+    from memdream.model.similarity import contradiction
+
+    assert [(a, b) for a, b in folds.items() if contradiction(a, b) or contradiction(b, a)] == []
+    current = {e.text for e in mem.list()}
+    assert sum(a in current and b in current for _, a, b in pairs) >= len(pairs) - 2
+
+
+def test_deep_groups_come_from_embeddings(tmp_path: Path, clock) -> None:
+    from datetime import timedelta
+
+    texts = [
+        "我每天下班后去健身房练一个小时",
+        "下班后我每天去健身房练上一个小时",
+        "My sister Anna moved to Lisbon in May",
+        "Anna, my sister, moved to Lisbon this May",
+        "I live in Shanghai",
+        "I live in Singapore",
+    ]
+    with open_mem(tmp_path / "v", clock) as before:  # written before the embedder was configured
+        for t in texts:
+            before.write(t, type="fact", subject="")
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    clock.advance(days=6)
+    mem.sync()
+    rows = mem.index.db.execute("SELECT e.line, e.layer, f.tok, e.rowid FROM entries e JOIN entries_fts f ON f.rowid = e.rowid WHERE e.vt IS NULL").fetchall()
+    from memdream.store.format import parse_line
+
+    items = [(parse_line(line, layer), set(tok.split())) for line, layer, tok, _ in rows]
+    dense = dense_links(mem, items, [r[3] for r in rows], Plan("deep"))
+    assert dense is not None
+    groups = [sorted(items[i][0].text for i in g) for g in clusters(items, frozenset(), dense)]
+    assert sorted(texts[:2]) in groups
+    assert not any({"I live in Shanghai", "I live in Singapore"} <= set(g) for g in groups)
+
+
+def test_the_write_path_folds_a_restatement_by_meaning(tmp_path: Path, clock) -> None:
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    first = mem.write("我每天下班后去健身房练一个小时")
+    again = mem.write("下班后我每天去健身房练上一个小时")
+    assert again.action in ("duplicate", "superseded")
+    if again.action == "superseded":  # the one that says more stays, the other is ended, not lost
+        assert [e.id for e in again.superseded] == [first.entry.id]
+    assert len(mem.list()) == 1 and len(mem.list(include_ended=True)) == 2 - (again.action == "duplicate")
+
+
+def test_the_write_path_with_an_embedder_never_folds_a_contradiction(tmp_path: Path, clock) -> None:
+    pairs = _corpus().CONTRADICTIONS
+    mem = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    folded = []
+    for _, a, b in pairs:
+        mem.write(a)
+        out = mem.write(b)
+        if out.action == "duplicate" and out.entry.text == a:
+            folded.append((a, b))
+        ended_by_meaning = [e.text for e in out.superseded if e.text == a and not out.entry.subject]
+        folded += [(a, b) for _ in ended_by_meaning]
+    assert folded == []

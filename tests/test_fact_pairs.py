@@ -1,0 +1,212 @@
+"""Dedup never folds a contradiction (tests/data/fact_pairs.py, zh and en, written by hand)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memdream.model.similarity import contradiction, is_duplicate
+
+
+def _load_corpus():  # by path, as tests/test_secrets.py does (tests/ is no package on sys.path)
+    spec = importlib.util.spec_from_file_location("memdream_fact_pairs", Path(__file__).parent / "data" / "fact_pairs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CONTRADICTIONS = _load_corpus().CONTRADICTIONS
+RESTATEMENTS = _load_corpus().RESTATEMENTS
+
+# The share of restatements the lexical rule folds, measured on the corpus (docs/benchmarks.md
+# reports the figure per kind with bench/fact_pairs.py); the floor is the issue's goal without
+# an embedder, so a change that loses folds shows here.
+LEXICAL_FOLD_FLOOR = 0.5
+
+
+def test_the_corpus_is_big_enough_and_bilingual() -> None:
+    for pairs in (CONTRADICTIONS, RESTATEMENTS):
+        assert len(pairs) >= 200
+        assert len({(a, b) for _, a, b in pairs}) == len(pairs)
+        zh = sum(any("\u4e00" <= ch <= "\u9fff" for ch in a) for _, a, _ in pairs)
+        assert 0.3 * len(pairs) < zh < 0.7 * len(pairs)
+    assert set(Counter(k for k, _, _ in CONTRADICTIONS)) == {"negation", "number", "date", "amount", "role", "order", "value"}
+    assert set(Counter(k for k, _, _ in RESTATEMENTS)) == {"reorder", "synonym", "filler", "less", "surface"}
+
+
+def test_no_contradiction_is_folded() -> None:
+    folded = [(k, a, b) for k, a, b in CONTRADICTIONS if is_duplicate(b, a) or is_duplicate(a, b)]
+    assert folded == []
+
+
+def test_every_look_alike_contradiction_carries_a_signal() -> None:
+    # "value" pairs differ by a content word (the older rule sees them); the others need a signal.
+    silent = [(k, a, b) for k, a, b in CONTRADICTIONS if k != "value" and not (contradiction(a, b) and contradiction(b, a))]
+    assert silent == []
+
+
+def test_most_restatements_fold_without_an_embedder() -> None:
+    folded = sum(is_duplicate(b, a) for _, a, b in RESTATEMENTS)
+    assert folded >= LEXICAL_FOLD_FLOOR * len(RESTATEMENTS)
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("I am not allergic to peanuts", "I am allergic to peanuts"),
+        ("Alice owes me 500 and Bob 300", "Alice owes me 300 and Bob 500"),
+        ("The shop is open Monday to Friday", "The shop is open Friday to Monday"),
+        ("我对花生不过敏", "我对花生过敏"),
+        ("小李欠我300，小张欠我500", "小李欠我500，小张欠我300"),
+    ],
+)
+def test_the_write_path_keeps_both_sides(mem, first: str, second: str) -> None:
+    a = mem.write(first)
+    b = mem.write(second)
+    assert b.action != "duplicate"
+    assert b.entry.id != a.entry.id
+    texts = [e.text for e in mem.list(include_ended=True)]
+    assert first in texts and second in texts
+    assert mem.get(a.entry.id).confidence == a.entry.confidence  # the first line was not "refreshed"
+
+
+def test_a_negation_flip_opens_a_conflict(mem) -> None:
+    mem.write("I am not allergic to peanuts")
+    out = mem.write("I am allergic to peanuts")
+    assert out.contradicts is not None and out.contradicts.text == "I am not allergic to peanuts"
+    assert any(c.b == "I am allergic to peanuts" for c in mem.conflicts())
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("I go to the gym on Mondays", "On Mondays I go to the gym"),
+        ("每天早上我喝绿茶", "我每天早上喝绿茶"),
+        ("I live in Shanghai", "Actually, I live in Shanghai now"),
+        ("我妈妈住在成都", "我母亲住在成都"),
+    ],
+)
+def test_the_write_path_folds_restatements(mem, first: str, second: str) -> None:
+    a = mem.write(first)
+    b = mem.write(second)
+    assert b.action == "duplicate" and b.entry.id == a.entry.id
+    assert len(mem.list()) == 1
+
+
+def test_a_restatement_takes_the_slot_subject_and_a_change_supersedes_every_line(mem) -> None:
+    first = mem.write("I live in Hangzhou", subject="home city").entry
+    again = mem.write("Lives in Hangzhou now")
+    assert again.action == "duplicate" and again.entry.id == first.id  # refreshed, no new line
+    assert again.entry.confidence > first.confidence and again.entry.last_recalled is not None
+    other = mem.write("Home base these days: Hangzhou, where I live")
+    assert other.entry.subject == "home city"
+    moved = mem.write("I moved to Shanghai")
+    assert moved.entry.subject == "home city" and moved.action == "superseded"
+    ended = {e.id for e in moved.superseded}
+    assert first.id in ended and (other.entry.id in ended or other.entry.id == first.id)
+    assert [e.text for e in mem.list()] == ["I moved to Shanghai"]
+    trail = mem.history("home city")
+    assert [e.text for e in trail][0] == "I live in Hangzhou" and trail[-1].supersedes
+    assert all(e.valid_to is not None for e in trail[:-1])
+
+
+def test_chinese_slots_without_a_subject(mem) -> None:
+    mem.write("我在余杭区")
+    assert mem.write("家在余杭区").action == "duplicate"
+    out = mem.write("住在西湖区")
+    assert out.action == "superseded" and out.entry.subject == "所在地"
+    assert [e.text for e in mem.list()] == ["住在西湖区"]
+
+
+def test_allergies_are_not_replaced_by_another_allergy(mem) -> None:
+    mem.write("I am allergic to peanuts")
+    out = mem.write("I am allergic to shellfish")
+    assert out.action == "added"
+    assert {e.text for e in mem.list()} == {"I am allergic to peanuts", "I am allergic to shellfish"}
+
+
+def test_recall_puts_the_current_value_of_a_slot_first(mem, clock) -> None:
+    from datetime import timedelta
+
+    from memdream.model.entry import Entry
+    from memdream.model.scoring import Trace
+    from memdream.recall.search import Hit
+    from memdream.recall.slots import collapse
+
+    t0 = clock.now()
+    trace = Trace(0, 0, 0, 0, 0, 0, 0, 0, None, "bm25")
+    old = Hit(Entry(text="Latte with oat milk", id="a", subject="coffee", valid_from=t0), 2.0, trace)
+    other = Hit(Entry(text="I like jazz", id="b", valid_from=t0), 1.5, trace)
+    new = Hit(Entry(text="Coffee: latte with oat milk", id="c", subject="coffee", valid_from=t0 + timedelta(days=3)), 1.0, trace)
+    assert [h.entry.id for h in collapse([old, other, new])] == ["c", "a", "b"]
+    assert collapse([old, other]) == [old, other]
+    # Through the facade: a change supersedes the old value, recall shows only the new one,
+    # and an as_of query still sees the old value.
+    mem.write("My usual coffee order is a latte", subject="coffee")
+    day = clock.now()
+    clock.advance(days=2)
+    mem.write("My usual coffee order is an americano", subject="coffee")
+    now = [h.text for h in mem.recall("usual coffee order", k=5)]
+    assert now == ["My usual coffee order is an americano"]
+    assert [h.text for h in mem.recall("usual coffee order", k=5, as_of=day)] == ["My usual coffee order is a latte"]
+
+
+def test_someone_elses_slot_is_not_the_users(mem) -> None:
+    mine = mem.write("I live in Hangzhou", subject="home city").entry
+    for other in ("My sister Anna lives in Lyon", "Caroline: I moved to Boston", "我妹妹住在上海", "Caroline lives in Boston"):
+        out = mem.write(other)
+        assert out.entry.subject != "home city" and not out.superseded
+    assert mem.get(mine.id).valid_to is None
+
+
+def test_a_slot_without_any_subject_yet_gets_the_slot_name(mem) -> None:
+    first = mem.write("I work at Alibaba")
+    assert first.entry.subject == "employer"
+    out = mem.write("I work at ByteDance")
+    assert out.action == "superseded" and [e.id for e in out.superseded] == [first.entry.id]
+    assert mem.write("我在网易上班").entry.subject == "employer"  # zh and en state one slot
+
+
+def _with_model(tmp_path, clock, server):  # type: ignore[no-untyped-def]
+    from memdream.config import load_config
+    from memdream.llm.client import OpenAICompatLLM
+    from memdream.memory import Memory
+
+    m = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock, llm=OpenAICompatLLM(server.base_url, "fake", timeout=5, retries=1))
+    m.vault.init()
+    return m
+
+
+def test_the_ambiguous_band_is_settled_by_a_model_and_refusals_are_ignored(tmp_path, clock) -> None:
+    import json
+
+    from memdream.llm.fake import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        mem = _with_model(tmp_path, clock, server)
+        first = mem.write("Usually takes the train to the office").entry
+        server.reply(json.dumps({"decision": "SAME", "reason": "the same commute"}))
+        same = mem.write("Goes to the office on the train most days")
+        assert same.action == "duplicate" and same.entry.id == first.id
+        asked = json.loads(server.requests[-1]["messages"][1]["content"])
+        assert asked == {"existing": first.text, "new": "Goes to the office on the train most days"}
+        server.reply(json.dumps({"decision": "CHANGE", "reason": "now by bike"}))
+        changed = mem.write("Takes the bike to the office these days")
+        assert changed.action == "superseded" and [e.id for e in changed.superseded] == [first.id]
+        # A refusal, garbage or an error leaves the mechanical decision: a new line, nothing ended.
+        current = changed.entry.id
+        for reply, text in (("I cannot help with that", "Takes the bus to the office most days"), (json.dumps({"decision": "MAYBE"}), "Takes a taxi to the office on rainy days")):
+            n = len(server.requests)
+            server.reply(reply)
+            out = mem.write(text)
+            assert len(server.requests) == n + 1  # asked ...
+            assert out.action == "added" and not out.superseded  # ... and its answer ignored
+            assert mem.get(current).valid_to is None
+        # A contradiction is never put to the model (and never folded).
+        n = len(server.requests)
+        mem.write("Never takes the bike to the office")
+        assert len(server.requests) == n
