@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memdream.config import MAX_TEXT_CHARS
 from memdream.errors import MemdreamError
-from memdream.index.db import Index, bounded_line
+from memdream.index.db import LINE_INDEX_MAX, Index, bounded_line
 from memdream.model.secrets import find_secret
 from memdream.store import journal
 from memdream.store.format import parse_document, parse_line
@@ -82,7 +82,8 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
                     continue
                 for message in ln.problems:
                     problems.append(Problem(rel, n, message))
-                kind = find_secret(ln.entry.text) or find_secret(ln.entry.subject)
+                # (an over-long hand line is named below; its indexed prefix is all memdream shows of it)
+                kind = find_secret(ln.entry.text[:LINE_INDEX_MAX]) or find_secret(ln.entry.subject[:LINE_INDEX_MAX])
                 if kind:  # typed by hand (the write path refuses it): left as is, shown redacted
                     problems.append(Problem(rel, n, f"holds {kind}: memdream shows it redacted; move the secret to a password manager and delete it here"))
                 if len(ln.entry.text) > MAX_TEXT_CHARS:
