@@ -204,7 +204,7 @@ class Memory:
         """One writer update followed by the matching incremental index update."""
         tx = self._tx
         if tx is not None:
-            tx.touch(path)
+            tx.touch(path, self.writer.read_at_rest)
         upd = self.writer.update(path, change, header=header)
         if upd.changed:
             if tx is not None:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdream.store.format import quick_id
-from memdream.store.writer import Update, read_file
+from collections.abc import Callable
+
+from memdream.store.writer import FileState, Update, read_file
 
 
 @dataclass
@@ -31,10 +33,12 @@ class Transaction:
     def __init__(self) -> None:
         self.files: dict[Path, FileChange] = {}
 
-    def touch(self, path: Path) -> None:
-        """Called before the first change of `path` in this transaction."""
+    def touch(self, path: Path, read: Callable[[Path], tuple[bytes, FileState]] = read_file) -> None:
+        """Called before the first change of `path` in this transaction. `read` is the writer's
+        read of a file at rest: a pre-image taken while an editor was half way through saving
+        in place would, restored by a rollback, cut off the lines after the tear."""
         if path not in self.files:
-            data, state = read_file(path)
+            data, state = read(path)
             self.files[path] = FileChange(data if state.exists else None)
 
     def record(self, path: Path, upd: Update) -> None:

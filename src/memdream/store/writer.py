@@ -397,6 +397,13 @@ class Writer:
                 "close the editor that keeps saving it, then try again",
             )
 
+    def read_at_rest(self, path: Path) -> tuple[bytes, FileState]:
+        """The file's bytes once nobody is saving it in place (see _at_rest), under the lock."""
+        self.vault.ensure_inside(path)
+        with self.locked():
+            data, state = read_file(path)
+            return self._at_rest(path, data, state)
+
     # -- telling a file at rest from a file being saved in place (issue 17, item 13)
     def _at_rest(self, path: Path, data: bytes, state: FileState) -> tuple[bytes, FileState]:
         """The file once nobody is writing it: never build on a torn read.
