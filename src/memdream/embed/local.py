@@ -129,8 +129,8 @@ class LocalEmbedder:
 
 
 # Fusion weights of the dense side (model/scoring.py), by the query's script: USE's English
-# retrieval is far below BM25 on conversation (LoCoMo dense 0.315 vs keyword 0.644), its Chinese
-# above it (MemoryBank zh dense 0.767 vs 0.655): bench/recall_suite.py.
+# retrieval is far below BM25 on conversation (LoCoMo dense 0.309 vs keyword 0.612), its Chinese
+# above it (MemoryBank zh dense 0.807 vs 0.758): bench/recall_suite.py.
 USE_WEIGHT_LATIN = 0.1
 USE_WEIGHT_CJK = 0.4
 

@@ -51,7 +51,7 @@ DENSE_PRIOR_N, DENSE_PRIOR_STD = 10, 0.1
 # Fusion with an embedder. "weighted" (the default): relevance = (1 - w) x keyword + w x dense,
 # both on their absolute scales, with w the embedder's measured weight for the query's script
 # (model/scoring.dense_weight): a multilingual embedder is not equally good in every language
-# (USE: LoCoMo dense 0.31 against keyword 0.63; MemoryBank Chinese dense 0.80 against 0.73), so
+# (USE: LoCoMo dense 0.31 against keyword 0.61; MemoryBank Chinese dense 0.81 against 0.76), so
 # one weight for both made fusion lose to its best part on one of them. "blend" is the source
 # document's 0.7 x cosine + 0.3 x BM25 and "capped" the earlier default, kept by name.
 BLEND_COSINE, BLEND_BM25 = 0.7, 0.3
