@@ -41,8 +41,8 @@ HIT_BONUS_MAX = 0.5  # ... up to this much
 # relevance alone on any set.
 LIFT = 1.0
 # Relevance is on an absolute scale, so "how well it matched" survives: keyword relevance is
-# BM25 divided by the query's attainable BM25 (the sum of its terms' idf: what a memory holding
-# each query term once, at average length, scores), capped at 1; dense relevance is how far the
+# BM25 divided by the most the query can score, (k1 + 1) x the sum of its terms' idf (a memory
+# holding each query term once, at average length, gets about 0.45); dense relevance is how far the
 # cosine stands above the scope's own cosines for this query, in standard deviations, DENSE_FULL_Z
 # of them counting as a full match (so it is calibrated per embedder and per query, whatever
 # range an embedder's cosines live in).
@@ -53,9 +53,10 @@ DENSE_PRIOR_N, DENSE_PRIOR_STD = 10, 0.1
 # (model/scoring.dense_weight): a multilingual embedder is not equally good in every language
 # (USE: LoCoMo dense 0.31 against keyword 0.61; MemoryBank Chinese dense 0.81 against 0.76), so
 # one weight for both made fusion lose to its best part on one of them. "blend" is the source
-# document's 0.7 x cosine + 0.3 x BM25 and "capped" the earlier default, kept by name.
+# document's 0.7 x cosine + 0.3 x BM25; "capped" is the earlier default's form, w x cosine +
+# (1 - w) x keyword relevance (the keyword side now on its absolute scale, which is what its cap
+# approximated), kept by name.
 BLEND_COSINE, BLEND_BM25 = 0.7, 0.3
-CAP_TAU = 0.5
 DEFAULT_COSINE_WEIGHT = 0.2  # for embedders without a measured weight (remote endpoints)
 FUSIONS = ("weighted", "capped", "blend")
 
@@ -248,16 +249,6 @@ def attainable_bm25(query_terms: list[str], df: dict[str, int], n_docs: int, wei
     match of every term would roughly score."""
     w = weights or {}
     return sum(w.get(t, 1.0) * idf(df.get(t, 0), n_docs) for t in dict.fromkeys(query_terms))
-
-
-def normalize_bm25(scores: list[float], attainable: float = 0.0) -> list[float]:
-    """BM25 in [0, 1]: divided by max(best candidate, CAP_TAU x attainable). With attainable 0
-    (keyword-only recall) the best candidate gets 1; with it (the capped hybrid) a weak
-    accidental match stays small."""
-    top = max(max(scores, default=0.0), CAP_TAU * attainable)
-    if top <= 0:
-        return [0.0 for _ in scores]
-    return [min(1.0, max(0.0, s) / top) for s in scores]
 
 
 
