@@ -16,6 +16,8 @@ from a copy in this repository.
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -51,3 +53,13 @@ class SuiteSet:
     memories: list[Memory]
     questions: list[Question]
     asked_at: dict[str, datetime] = field(default_factory=dict)
+
+
+def inspect_main(doc: str, load: Callable[..., SuiteSet], describe: Callable[[SuiteSet], str], argv: list[str] | None = None) -> int:
+    """`python bench/sets/<name>.py [--data DIR] [--seed N]`: a set's counts and three examples."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=None, help="folder holding memorybank/ (default ../shared/bench)")
+    ap.add_argument("--seed", type=int, default=0, help="the generator's seed (a set without randomness ignores it)")
+    args = ap.parse_args(argv)
+    print(describe(load(args.data, args.seed)))
+    return 0

@@ -27,7 +27,6 @@ message. Deterministic per seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -38,7 +37,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.sets import Memory, Question, SuiteSet  # noqa: E402
+from bench.sets import inspect_main, Memory, Question, SuiteSet  # noqa: E402
 from bench.sets.filler import TZ, _clash_matcher, day_blocks  # noqa: E402
 
 FACTS = Path(__file__).resolve().with_name("changing_facts.json")
@@ -150,7 +149,6 @@ def describe(s: SuiteSet, examples: int = 3) -> str:
     per_conv = Counter(m.conv for m in s.memories)
     langs = Counter(q.conv.split("-")[1] for q in s.questions)
     cats = Counter(q.category for q in s.questions)
-    versions = Counter(1 + len({by_id[o].text for o in q.old}) for q in s.questions)
     lines = [
         f"{s.name}: {len(s.memories)} memories in {len(per_conv)} conversations "
         f"({min(per_conv.values())}-{max(per_conv.values())} each); {len(s.questions)} questions "
@@ -169,12 +167,7 @@ def describe(s: SuiteSet, examples: int = 3) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=None, help="folder holding memorybank/ (default ../shared/bench)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    print(describe(load(args.data, args.seed)))
-    return 0
+    return inspect_main(__doc__, load, describe, argv)
 
 
 if __name__ == "__main__":

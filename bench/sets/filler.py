@@ -24,7 +24,6 @@ apart, messages two minutes apart; asked a day after the last message. Determini
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -37,7 +36,7 @@ from zoneinfo import ZoneInfo
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.sets import SHARED, Memory, Question, SuiteSet  # noqa: E402
+from bench.sets import inspect_main, SHARED, Memory, Question, SuiteSet  # noqa: E402
 
 BANK = Path(__file__).resolve().with_name("filler_bank.json")
 TZ = {"en": timezone.utc, "zh": ZoneInfo("Asia/Shanghai")}
@@ -189,12 +188,7 @@ def describe(s: SuiteSet, examples: int = 3) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=None, help="folder holding memorybank/ (default ../shared/bench)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    print(describe(load(args.data, args.seed)))
-    return 0
+    return inspect_main(__doc__, load, describe, argv)
 
 
 if __name__ == "__main__":

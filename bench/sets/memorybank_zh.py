@@ -25,7 +25,6 @@ Every gold id is checked against the loaded memories; a missing one fails loudly
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -36,7 +35,7 @@ from zoneinfo import ZoneInfo
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.sets import SHARED, Memory, Question, SuiteSet  # noqa: E402
+from bench.sets import inspect_main, SHARED, Memory, Question, SuiteSet  # noqa: E402
 
 TZ = ZoneInfo("Asia/Shanghai")
 QUESTIONS = Path(__file__).resolve().with_name("memorybank_zh_questions.json")
@@ -144,11 +143,7 @@ def describe(s: SuiteSet, examples: int = 3) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=None, help="folder holding memorybank/ (default ../shared/bench)")
-    args = ap.parse_args(argv)
-    print(describe(load(args.data)))
-    return 0
+    return inspect_main(__doc__, load, describe, argv)
 
 
 if __name__ == "__main__":
