@@ -60,7 +60,7 @@ do not count hits (the journal is emptied after each), so measuring does not cha
 At the last day, each personal fact is asked with ``recall(q, k=5)`` (the current value there
 and no superseded one, a restatement counting as its value) and ``k=1``.
 
-Entry ids come from a seeded generator (``memdream.memory._random`` is replaced in this
+Entry ids come from a seeded generator (``memdream.core._random`` is replaced in this
 process only), so a run is deterministic.
 """
 
@@ -89,7 +89,7 @@ import locomo  # noqa: E402
 from remember_latency import cpu_name, write_report  # noqa: E402
 
 import memdream.dream.deep as deep_module  # noqa: E402
-import memdream.memory as memory_module  # noqa: E402
+import memdream.core as core_module  # noqa: E402
 from memdream.clock import FrozenClock  # noqa: E402
 from memdream.config import load_config  # noqa: E402
 from memdream.errors import RefusedInput, SecretRefused  # noqa: E402
@@ -929,7 +929,7 @@ EMBEDDER = None  # --embedder: every run's Memory gets this embedder (dense reca
 def run_life(name: str, stream: Stream, root: Path, seed: int, checkpoints: set[int], server: FakeLLMServer | None) -> RunResult:
     res = RunResult(name)
     t_run = time.perf_counter()
-    memory_module._random = random.Random(seed)  # deterministic entry ids (this process only)
+    core_module._random = random.Random(seed)  # deterministic entry ids (this process only)
     phases = list(RUNS[name])
     clock = FrozenClock(START)
     llm = OpenAICompatLLM(server.base_url, "fake", retries=1) if server is not None else None

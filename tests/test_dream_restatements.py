@@ -98,7 +98,7 @@ def test_deep_groups_come_from_embeddings(tmp_path: Path, clock) -> None:
     from memdream.store.format import parse_line
 
     items = [(parse_line(line, layer), set(tok.split())) for line, layer, tok, _ in rows]
-    dense = dense_links(mem, items, [r[3] for r in rows], Plan("deep"))
+    dense = dense_links(mem.core, items, [r[3] for r in rows], Plan("deep"))
     assert dense is not None
     groups = [sorted(items[i][0].text for i in g) for g in clusters(items, frozenset(), dense)]
     assert sorted(texts[:2]) in groups

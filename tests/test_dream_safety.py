@@ -16,7 +16,7 @@ from memdream.config import load_config
 from memdream.dream.apply import apply_plan
 from memdream.dream.invariants import Baseline, check
 from memdream.dream.light import plan_light
-from memdream.dream.transaction import Transaction
+from memdream.store.transaction import Transaction
 from memdream.errors import NotFound
 from memdream.memory import Memory
 from memdream.store.format import Document, parse_document
@@ -51,18 +51,16 @@ def test_a_canary_that_would_be_lost_rolls_the_phase_back(tmp_path: Path, clock)
 def test_the_invariants_catch_a_lost_entry_and_a_secret(mem: Memory) -> None:
     keep = mem.remember("I like hiking in the Alps")
     gone = mem.remember("My bike is a red Canyon")
-    base = Baseline.take(mem, budget=30, queries=())
+    base = Baseline.take(mem.core, budget=30, queries=())
     tx = Transaction()
-    mem._tx = tx
     path = mem.vault.root / mem.index.by_id(mem.scope, gone.id)[0].path
 
     def drop_and_leak(doc: Document) -> None:
         doc.remove(doc.find(gone.id))
         doc.lines.append(parse_document("- db password is hunter2hunter2 <!--m:id=leak01;t=fact-->\n").lines[0])
 
-    mem._update(path, drop_and_leak)
-    mem._tx = None
-    failed = check(mem, base, tx)
+    mem.core.update(path, drop_and_leak, tx=tx)
+    failed = check(mem.core, base, tx)
     assert any("disappear" in f and gone.id in f for f in failed)
     assert any("leak01" in f and "credential" in f for f in failed)
     assert mem.get(keep.id)
@@ -71,12 +69,12 @@ def test_the_invariants_catch_a_lost_entry_and_a_secret(mem: Memory) -> None:
 def test_an_entry_edited_after_planning_is_left_alone(mem: Memory, clock) -> None:
     old = mem.remember("我在余杭区", subject="所在地")
     mem.remember("我在西湖区", subject="所在地")
-    plan = plan_light(mem, 30)
+    plan = plan_light(mem.core, 30)
     assert [op.entry.id for op in plan.ops] == [old.id]
     path = mem.vault.root / mem.index.by_id(mem.scope, old.id)[0].path
     text = path.read_text(encoding="utf-8").replace("我在余杭区", "我以前在余杭区")  # a person edits it meanwhile
     path.write_text(text, encoding="utf-8")
-    applied = apply_plan(mem, plan, 30)
+    applied = apply_plan(mem.core, plan, 30)
     assert applied.skipped and "changed after" in applied.skipped[0].why and not applied.done
     assert "我以前在余杭区" in path.read_text(encoding="utf-8")
 

@@ -13,20 +13,17 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from memdream.core import Core, set_entry
 from memdream.dream.invariants import Baseline, check
 from memdream.dream.plan import Drop, Merge, Move, Op, Plan, Rejected, Remember
-from memdream.dream.transaction import Transaction
+from memdream.engine.write import write
 from memdream.errors import MemdreamError
-from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
+from memdream.model.entry import ARCHIVE, Entry
 from memdream.model.secrets import find_secret
 from memdream.store.format import Document, Line, parse_document, quick_id, render_line
-from memdream.store.vault import MEMORY_HEADER
+from memdream.store.transaction import Transaction
 from memdream.store.writer import decode, read_file
-
-if TYPE_CHECKING:
-    from memdream.memory import Memory
 
 
 @dataclass
@@ -44,16 +41,8 @@ class Applied:
         return bool(self.failed)
 
 
-def _dest(mem: "Memory", layer: str, now) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
-    if layer == ARCHIVE:
-        return mem.vault.archive_file_for(mem.scope, now), "# Archived memories\n\n"
-    if layer == RESIDENT:
-        return mem.vault.resident_file(mem.scope), MEMORY_HEADER
-    return mem._file_for_new(RECALL, now)
-
-
-def _current(mem: "Memory", rel: str) -> Document:
-    path = mem.vault.root / rel
+def _current(core: Core, rel: str) -> Document:
+    path = core.vault.root / rel
     data, state = read_file(path)
     return parse_document(decode(data, path) if state.exists else "")
 
@@ -73,7 +62,7 @@ def _ids(doc: Document) -> set[str]:
     return {quick_id(ln.raw) for ln in doc.lines if ln.is_entry}
 
 
-def _apply_moves(mem: "Memory", moves: list[Move], out: Applied, now) -> None:  # type: ignore[no-untyped-def]
+def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, now) -> None:  # type: ignore[no-untyped-def]
     # Check each entry is still there as planned, then copy to the destinations, then remove
     # from the sources: a crash in between leaves a line in two places, never in none.
     by_src: dict[str, list[Move]] = defaultdict(list)
@@ -81,9 +70,9 @@ def _apply_moves(mem: "Memory", moves: list[Move], out: Applied, now) -> None:  
         by_src[mv.path].append(mv)
     to_dest: dict[Path, tuple[str, list[Line]]] = {}
     to_remove: dict[str, dict[str, str]] = defaultdict(dict)  # source -> id -> the raw line that leaves
-    dests = {layer: _dest(mem, layer, now) for layer in {mv.to for mv in moves}}
+    dests = {layer: core.file_for_new(layer, now) for layer in {mv.to for mv in moves}}
     for rel, group in by_src.items():
-        found = _by_id(_current(mem, rel), {mv.entry.id for mv in group})
+        found = _by_id(_current(core, rel), {mv.entry.id for mv in group})
         for mv in group:
             ln = found.get(mv.entry.id)
             e = ln.entry if ln is not None else None
@@ -106,21 +95,21 @@ def _apply_moves(mem: "Memory", moves: list[Move], out: Applied, now) -> None:  
                 if ln.entry is not None and ln.entry.id not in present:
                     doc.lines.append(ln)
 
-        mem._update(path, add, header=header)
+        core.update(path, add, header=header, tx=tx)
     for rel, ids in to_remove.items():
 
         def drop(doc: Document, ids: dict[str, str] = ids) -> None:
             # Only the very line that was copied: a line edited meanwhile stays.
             doc.lines[:] = [ln for ln in doc.lines if not (ln.is_entry and ids.get(quick_id(ln.raw)) == ln.raw)]
 
-        mem._update(mem.vault.root / rel, drop)
+        core.update(core.vault.root / rel, drop, tx=tx)
 
 
-def _apply_drops(mem: "Memory", drops: list[Drop], out: Applied) -> None:
+def _apply_drops(core: Core, tx: Transaction, drops: list[Drop], out: Applied) -> None:
     by_path: dict[str, list[Drop]] = defaultdict(list)
     for d in drops:
         # Only while another copy of the same line remains elsewhere.
-        others = [r for r in mem.index.by_id(mem.scope, d.entry.id) if r.path != d.path and r.entry().text == d.entry.text]
+        others = [r for r in core.index.by_id(core.scope, d.entry.id) if r.path != d.path and r.entry().text == d.entry.text]
         if others:
             by_path[d.path].append(d)
         else:
@@ -134,14 +123,14 @@ def _apply_drops(mem: "Memory", drops: list[Drop], out: Applied) -> None:
                 if i >= 0 and doc.lines[i].entry is not None and doc.lines[i].entry.text == text:
                     doc.remove(i)
 
-        mem._update(mem.vault.root / rel, drop)
+        core.update(core.vault.root / rel, drop, tx=tx)
         out.done.extend((d, d.reason) for d in group)
 
 
-def _apply_merge(mem: "Memory", op: Merge, out: Applied, now) -> None:  # type: ignore[no-untyped-def]
+def _apply_merge(core: Core, tx: Transaction, op: Merge, out: Applied, now) -> None:  # type: ignore[no-untyped-def]
     rows = []
     for src in op.sources:
-        found = [r for r in mem.index.by_id(mem.scope, src.id) if r.vt is None and r.layer != ARCHIVE]
+        found = [r for r in core.index.by_id(core.scope, src.id) if r.vt is None and r.layer != ARCHIVE]
         e = found[0].entry() if found else None
         if e is None or e.text != src.text:
             out.skipped.append(Rejected(f"merge of {', '.join('`' + s.id + '`' for s in op.sources)}", f"`{src.id}` changed after the model saw it"))
@@ -156,7 +145,7 @@ def _apply_merge(mem: "Memory", op: Merge, out: Applied, now) -> None:  # type: 
     starts = [t for s in op.sources for t in (s.valid_from or s.created_at,) if t is not None]
     new = Entry(
         text=op.text,
-        id=mem._new_id(set()),
+        id=core.new_id(),
         type=op.type,
         subject=op.subject,
         valid_from=max(starts) if starts and op.end == "merged" else now,
@@ -167,17 +156,17 @@ def _apply_merge(mem: "Memory", op: Merge, out: Applied, now) -> None:  # type: 
         supersedes=op.sources[0].id,
         source="dream",
     )
-    path, header = _dest(mem, op.layer, now)
-    mem._update(path, lambda doc: doc.append_entry(new) if doc.find(new.id) < 0 else None, header=header)
+    path, header = core.file_for_new(op.layer, now)
+    core.update(path, lambda doc: doc.append_entry(new) if doc.find(new.id) < 0 else None, header=header, tx=tx)
     for row, src in zip(rows, op.sources):
-        mem._update(mem.vault.root / row.path, mem._set(src.id, lambda e: e.evolve(valid_to=now, end=op.end, superseded_by=new.id)))
+        core.update(core.vault.root / row.path, set_entry(src.id, lambda e: e.evolve(valid_to=now, end=op.end, superseded_by=new.id)), tx=tx)
     out.new_ids.append(new.id)
     out.done.append((op, op.reason))
 
 
-def _apply_remember(mem: "Memory", op: Remember, out: Applied) -> None:
+def _apply_remember(core: Core, tx: Transaction, op: Remember, out: Applied) -> None:
     try:
-        res = mem.write(op.text, type=op.type, subject=op.subject, pin=op.pin, source=op.source)
+        res = write(core, op.text, type=op.type, subject=op.subject, pin=op.pin, source=op.source, tx=tx)
     except MemdreamError as exc:
         out.skipped.append(Rejected(f"remember {op.text[:60]!r}", exc.message))
         return
@@ -188,7 +177,7 @@ def _apply_remember(mem: "Memory", op: Remember, out: Applied) -> None:
 
 
 def apply_plan(
-    mem: "Memory", plan: Plan, budget: int, canaries: tuple[str, ...] = (), record: Callable[[Applied], None] | None = None
+    core: Core, plan: Plan, budget: int, canaries: tuple[str, ...] = (), record: Callable[[Applied], None] | None = None
 ) -> Applied:
     """Apply `plan` as one transaction; roll it back if an invariant fails.
 
@@ -199,39 +188,36 @@ def apply_plan(
     out = Applied()
     if not plan.ops:
         return out
-    with mem.writer.locked():
-        mem.sync()
-        now = mem.clock.now()
+    with core.writer.locked():
+        core.sync()
+        now = core.clock.now()
         moves_only = all(isinstance(op, (Move, Drop)) for op in plan.ops)
         touched = {op.entry.id for op in plan.ops if isinstance(op, (Move, Drop))} if moves_only else None
-        base = Baseline.take(mem, budget, canaries, touched)
+        base = Baseline.take(core, budget, canaries, touched)
         tx = Transaction()
-        mem._tx = tx
         try:
             drops = [op for op in plan.ops if isinstance(op, Drop)]
             if drops:
-                _apply_drops(mem, drops, out)
+                _apply_drops(core, tx, drops, out)
             moves = [op for op in plan.ops if isinstance(op, Move)]
             for op in plan.ops:
                 if isinstance(op, Merge):
-                    _apply_merge(mem, op, out, now)
+                    _apply_merge(core, tx, op, out, now)
                 elif isinstance(op, Remember):
-                    _apply_remember(mem, op, out)
+                    _apply_remember(core, tx, op, out)
             if moves:
-                _apply_moves(mem, moves, out, now)
-            mem._tx = None
-            out.failed = check(mem, base, tx)
+                _apply_moves(core, tx, moves, out, now)
+            out.failed = check(core, base, tx)
             if out.failed:
-                _rollback(mem, tx)
+                _rollback(core, tx)
                 out.done.clear()
                 out.new_ids.clear()
                 return out
-            out.delta = tx.delta(mem.vault.relpath)
+            out.delta = tx.delta(core.vault.relpath)
             if record is not None and out.delta:
                 record(out)
         except BaseException:
-            mem._tx = None
-            _rollback(mem, tx)
+            _rollback(core, tx)
             raise
     return out
 
@@ -239,15 +225,15 @@ def apply_plan(
 _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 
 
-def _rollback(mem: "Memory", tx: Transaction) -> None:
+def _rollback(core: Core, tx: Transaction) -> None:
     # A second Ctrl-C must not cut the rollback short: the signals wait until it is done.
     masked = hasattr(signal, "pthread_sigmask")
     if masked:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
         for path, fc in reversed(list(tx.files.items())):
-            mem.writer.restore(path, fc.before)
-        mem.sync()
+            core.writer.restore(path, fc.before)
+        core.sync()
     finally:
         if masked:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)

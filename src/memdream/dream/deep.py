@@ -30,7 +30,7 @@ from memdream.store.format import parse_line
 _CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 MAX_CLUSTERS = 4  # clusters per run: a night's dream never rewrites the whole memory
 MAX_CLUSTER_SIZE = 8  # entries per cluster shown to the model
@@ -145,7 +145,7 @@ def clusters(
     return out
 
 
-def dense_links(mem: "Memory", items: list[tuple[Entry, set[str]]], rowids: list[int], plan: Plan) -> dict[int, list[tuple[float, int]]] | None:
+def dense_links(mem: "Core", items: list[tuple[Entry, set[str]]], rowids: list[int], plan: Plan) -> dict[int, list[tuple[float, int]]] | None:
     """{i: [(cosine, j), ...]}: each item's nearest items that say the same fact, by the
     embedder (None without one, or when it fails: the token links then stand)."""
     vectors = mem.vectors
@@ -180,7 +180,7 @@ def dense_links(mem: "Memory", items: list[tuple[Entry, set[str]]], rowids: list
     return out
 
 
-def plan_deep(mem: "Memory", llm: LLM, last: str = "", declined: frozenset[str] = frozenset()) -> Plan:
+def plan_deep(mem: "Core", llm: LLM, last: str = "", declined: frozenset[str] = frozenset()) -> Plan:
     plan = Plan("deep")
     now = mem.clock.now()
     rows = mem.index.db.execute(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from memdream.dream.plan import Drop, Merge, Move, Plan, Remember
 
 if TYPE_CHECKING:
+    from memdream.core import Core
     from memdream.dream.apply import Applied
 
 LIST_MAX = 40  # items listed per phase; the ledger keeps every one
@@ -153,3 +154,29 @@ def section(plan: Plan, applied: "Applied | None", when: datetime, dry_run: bool
 
 def header(day: str) -> str:
     return f"# Dream diary {day}\n\n"
+
+
+class Book:
+    """The day's diary file, written as the dream goes: sections wait until a phase has
+    something worth recording (a change, a rollback, a rejection), then go to the file at once."""
+
+    def __init__(self, core: "Core", now: datetime) -> None:
+        self.core = core
+        self.path = core.vault.memory_dir(core.scope) / "dreams" / f"{now:%Y-%m-%d}.md"
+        self.day = f"{now:%Y-%m-%d}"
+        self.pending: list[str] = []
+        self.started = False
+
+    def add(self, section: str, worth: bool) -> None:
+        self.pending.append(section)
+        if worth or self.started:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        text = "\n".join(s.rstrip("\n") + "\n" for s in self.pending)
+        day = self.day
+        self.core.writer.write_text(self.path, lambda old: (old if old else header(day)) + ("\n" if old and not old.endswith("\n\n") else "") + text)
+        self.pending = []
+        self.started = True

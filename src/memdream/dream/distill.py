@@ -18,7 +18,7 @@ from memdream.model.entry import ARCHIVE, END_EXPIRED, RESIDENT, RULE, TYPES, En
 from memdream.store.writer import decode, read_file
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 DAILY_MAX_CHARS = 12_000  # of daily memory per run, newest days first
 MAX_OPS = 30  # operations accepted per run
@@ -44,7 +44,7 @@ SCHEMA = list_schema("operations", {
 MAX_TOKENS = 2500  # of the answer: about 80 per operation, MAX_OPS of them at most
 
 
-def daily_files(mem: "Memory", days: int) -> list[tuple[str, str]]:
+def daily_files(mem: "Core", days: int) -> list[tuple[str, str]]:
     """(day, text) of the daily memories of the last `days` days, newest first."""
     today = mem.clock.now().date()
     out = []
@@ -57,7 +57,7 @@ def daily_files(mem: "Memory", days: int) -> list[tuple[str, str]]:
     return out
 
 
-def plan_distill(mem: "Memory", llm: LLM, days: int, budget: int, last: str = "") -> Plan:
+def plan_distill(mem: "Core", llm: LLM, days: int, budget: int, last: str = "") -> Plan:
     plan = Plan("distill")
     daily = daily_files(mem, days)
     if not daily:

@@ -22,7 +22,7 @@ from memdream.llm.client import LLMError
 from memdream.store.writer import decode, read_file
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 MAX_TRANSCRIPTS = 20  # per flush
 MAX_CHARS = 12_000  # of one conversation shown to the model (its end: the freshest part)
@@ -65,7 +65,7 @@ class FlushReport:
         }
 
 
-def unflushed(mem: "Memory", day: date) -> list[str]:
+def unflushed(mem: "Core", day: date) -> list[str]:
     folder = mem.vault.memory_dir(mem.scope) / "sessions" / day.isoformat()
     if not folder.is_dir() or not mem.vault.is_inside(folder):
         return []
@@ -79,7 +79,7 @@ def unflushed(mem: "Memory", day: date) -> list[str]:
     ]
 
 
-def flush(mem: "Memory", day: date, transcripts: list[str] | None = None) -> FlushReport:
+def flush(mem: "Core", day: date, transcripts: list[str] | None = None) -> FlushReport:
     """Summarize the day's conversations not yet flushed (or `transcripts`) into the daily memory."""
     todo = (transcripts if transcripts is not None else unflushed(mem, day))[:MAX_TRANSCRIPTS]
     report = FlushReport(day.isoformat(), "nothing to flush", f"no conversation of {day.isoformat()} is waiting to be summarized")

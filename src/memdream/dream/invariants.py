@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memdream.dream.transaction import Transaction
+from memdream.store.transaction import Transaction
 from memdream.model.entry import RESIDENT
 from memdream.model.secrets import find_secret
 from memdream.recall.search import recall as recall_hits
@@ -20,7 +20,7 @@ from memdream.store.format import parse_document
 from memdream.store.writer import decode, read_file
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 CANARY_COUNT = 5  # without configured canaries: the most recalled entries, by their own text
 CANARY_K = 10  # a canary passes when its entry (or its successor) is among this many hits
@@ -34,7 +34,7 @@ class Baseline:
     canaries: list[tuple[str, set[str]]]  # (query, ids it found before)
 
     @classmethod
-    def take(cls, mem: "Memory", budget: int, queries: tuple[str, ...], touched: set[str] | None = None) -> "Baseline":
+    def take(cls, mem: "Core", budget: int, queries: tuple[str, ...], touched: set[str] | None = None) -> "Baseline":
         """`touched`: the ids a plan that only moves and marks will touch (None: a plan that may
         add lines). A default canary whose entry such a plan does not touch cannot lose it
         (texts and the lines that compete with it stay), so it is not queried."""
@@ -54,22 +54,22 @@ class Baseline:
         return cls(_ids(mem), _resident(mem), budget, [(q, ids) for q, ids in canaries if ids])
 
 
-def _quiet_recall(mem: "Memory", query: str):  # type: ignore[no-untyped-def]
+def _quiet_recall(mem: "Core", query: str):  # type: ignore[no-untyped-def]
     """Recall by relevance, without counting hits (a check must not change what it checks).
     Relevance, not the full score: a canary asks whether a memory can still be found, and
     a dream does not change recency or importance."""
     return recall_hits(mem.index, mem.scope, query, CANARY_K, mem.clock.now(), rank_by="relevance", postings=False)
 
 
-def _ids(mem: "Memory") -> set[str]:
+def _ids(mem: "Core") -> set[str]:
     return {r[0] for r in mem.index.db.execute("SELECT id FROM entries WHERE scope = ? AND id != ''", (mem.scope.key,))}
 
 
-def _resident(mem: "Memory") -> int:
+def _resident(mem: "Core") -> int:
     return sum(n for (layer, _), n in mem.index.count(mem.scope).items() if layer == RESIDENT)
 
 
-def _successors(mem: "Memory", entry_id: str) -> set[str]:
+def _successors(mem: "Core", entry_id: str) -> set[str]:
     """The entry and every entry that replaced it, following `by` and `sup` links."""
     out, frontier = {entry_id}, [entry_id]
     while frontier:
@@ -89,7 +89,7 @@ def _successors(mem: "Memory", entry_id: str) -> set[str]:
     return out
 
 
-def check(mem: "Memory", base: Baseline, tx: Transaction) -> list[str]:
+def check(mem: "Core", base: Baseline, tx: Transaction) -> list[str]:
     """The invariants that fail (empty: the phase may stay applied)."""
     mem.sync()
     failed: list[str] = []

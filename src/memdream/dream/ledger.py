@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING, Any
 from memdream.store.writer import atomic_write, decode, read_file
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 
-def ledger_path(mem: "Memory") -> Path:
+def ledger_path(mem: "Core") -> Path:
     return mem.vault.memory_dir(mem.scope) / "dreams" / "ledger.jsonl"
 
 
-def state_path(mem: "Memory") -> Path:
+def state_path(mem: "Core") -> Path:
     return mem.vault.state_dir / f"dream-{mem.scope.agent}__{mem.scope.user}.json"
 
 
-def records(mem: "Memory") -> list[dict[str, Any]]:
+def records(mem: "Core") -> list[dict[str, Any]]:
     """Every ledger record, oldest first; a line that does not parse is skipped (and kept)."""
     path = ledger_path(mem)
     data, state = read_file(path)
@@ -46,7 +46,7 @@ def records(mem: "Memory") -> list[dict[str, Any]]:
     return out
 
 
-def append(mem: "Memory", record: dict[str, Any]) -> None:
+def append(mem: "Core", record: dict[str, Any]) -> None:
     line = json.dumps(record, ensure_ascii=False, sort_keys=True)
 
     def add(old: str | None) -> str:
@@ -56,7 +56,7 @@ def append(mem: "Memory", record: dict[str, Any]) -> None:
     mem.writer.write_text(ledger_path(mem), add)
 
 
-def put(mem: "Memory", record: dict[str, Any]) -> None:
+def put(mem: "Core", record: dict[str, Any]) -> None:
     """Write a dream's record, replacing the one with the same run id if there is one: a dream
     writes its record after each phase that changed something (not only when it finishes), so
     whatever it applied can be undone even if it is interrupted later."""
@@ -94,14 +94,14 @@ def merge_changes(into: dict[str, dict], delta: dict[str, dict]) -> None:
             mine["created"] = True
 
 
-def read_set(mem: "Memory", key: str) -> set[str]:
+def read_set(mem: "Core", key: str) -> set[str]:
     """Every value listed under `key` (e.g. "replayed") in any record that was not undone."""
     recs = records(mem)
     undone = {r["undo"] for r in recs if "undo" in r}
     return {v for r in recs if r.get("run") not in undone for v in r.get(key, []) if isinstance(v, str)}
 
 
-def last_dream(mem: "Memory") -> dict[str, Any] | None:
+def last_dream(mem: "Core") -> dict[str, Any] | None:
     """The most recent dream that changed something and was not undone."""
     recs = records(mem)
     undone = {r["undo"] for r in recs if "undo" in r}
@@ -111,7 +111,7 @@ def last_dream(mem: "Memory") -> dict[str, Any] | None:
     return None
 
 
-def load_state(mem: "Memory") -> dict[str, Any]:
+def load_state(mem: "Core") -> dict[str, Any]:
     data, state = read_file(state_path(mem))
     if not state.exists:
         return {}
@@ -122,7 +122,7 @@ def load_state(mem: "Memory") -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def save_state(mem: "Memory", state: dict[str, Any]) -> None:
+def save_state(mem: "Core", state: dict[str, Any]) -> None:
     path = state_path(mem)
     path.parent.mkdir(parents=True, exist_ok=True)
     # A temp file of its own (two processes dreaming at once each save: a shared temp name let

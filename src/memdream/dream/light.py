@@ -36,7 +36,7 @@ from memdream.store.format import parse_line
 _CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # one-character index tokens: not anchors
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 DAY = 86400.0
 # A new line's partners: the entries sharing the most of its 8 rarest terms that are not
@@ -58,7 +58,7 @@ def _from_columns(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: f
     return Entry(text=text, id=eid, type=type_, valid_from=dt(vf), created_at=dt(ca), last_recalled=dt(la), hits=hits, salience=sal, layer=layer)
 
 
-def inputs(mem: "Memory") -> str:
+def inputs(mem: "Core") -> str:
     """Changes whenever the files change (the index generation) or a day passes (ageing)."""
     return f"{mem.index.generation()}:{mem.clock.now().date().isoformat()}"
 
@@ -73,7 +73,7 @@ def _candidates(rows: list[tuple]) -> list[Candidate]:
 _CAND = "SELECT e.id, e.layer, e.type, e.text, e.vf, e.ca, e.hits, e.pinned, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
 
 
-def _near_duplicates(mem: "Memory", since_rowid: int) -> dict[str, Candidate]:
+def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
     """Near-duplicate groups among the scope's current entries. With `since_rowid` (the index's
     high-water mark at the last light dream), only lines new or changed since are compared,
     each with the entries that share most of its rarest terms (an index query): pairs of older lines
@@ -117,7 +117,7 @@ def says_more(a: Candidate, b: Candidate) -> bool:
     return (wa, -a.created, a.id) > (wb, -b.created, b.id)
 
 
-def _restatements(mem: "Memory", since_rowid: int, plan: Plan) -> dict[str, Candidate]:
+def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candidate]:
     """{id of a line: the line that says the same fact and more}, by the embedder's cosine
     (at least RESTATEMENT_COSINE, and `may_fold_by_meaning`). Only with an embedder;
     each line new since the last light dream is compared with its nearest lines."""
@@ -164,7 +164,7 @@ def _restatements(mem: "Memory", since_rowid: int, plan: Plan) -> dict[str, Cand
 LAYER_ORDER = {RESIDENT: 0, RECALL: 1, ARCHIVE: 2}
 
 
-def _copies(mem: "Memory", plan: Plan) -> set[str]:
+def _copies(mem: "Core", plan: Plan) -> set[str]:
     """Lines whose id sits in two files (a move or an undo cut short by a crash): keep one
     copy, drop the others when they say the same; report them when they do not."""
     db = mem.index.db
@@ -187,12 +187,12 @@ def _copies(mem: "Memory", plan: Plan) -> set[str]:
     return out
 
 
-def high_water(mem: "Memory") -> int:
+def high_water(mem: "Core") -> int:
     row = mem.index.db.execute("SELECT max(rowid) FROM entries").fetchone()
     return int(row[0] or 0)
 
 
-def plan_light(mem: "Memory", budget: int, since_rowid: int = 0) -> Plan:
+def plan_light(mem: "Core", budget: int, since_rowid: int = 0) -> Plan:
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()

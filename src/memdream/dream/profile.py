@@ -13,7 +13,7 @@ from memdream.llm.client import LLM
 from memdream.model.entry import IDENTITY, INSTRUCTION, PREFERENCE, RECALL, RESIDENT
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 PROFILE_SUBJECT = "profile"  # the subject of the profile line: a new profile supersedes the old
 MIN_INPUTS = 3  # fewer preferences and habits than this: too little to describe anyone
@@ -30,7 +30,7 @@ Answer JSON only: {"profile": "..."}"""
 SCHEMA = {"type": "object", "properties": {"profile": {"type": "string"}}, "required": ["profile"]}
 
 
-def plan_profile(mem: "Memory", llm: LLM, last: str = "") -> Plan:
+def plan_profile(mem: "Core", llm: LLM, last: str = "") -> Plan:
     plan = Plan("profile")
     rows = [
         r for r in mem.index.entries(mem.scope, (RESIDENT, RECALL), current_only=True)

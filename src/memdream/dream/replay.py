@@ -18,7 +18,7 @@ from memdream.model.entry import RULE, TYPES
 from memdream.store.writer import decode, read_file
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.core import Core
 
 MAX_TRANSCRIPTS = 3  # per run: replay is a slow background habit, not a batch job
 MAX_CHARS = 8_000  # of one transcript shown to the model (the start of it)
@@ -37,7 +37,7 @@ SCHEMA = list_schema("facts", {
 MAX_TOKENS = 900  # of the answer: MAX_FACTS short lines
 
 
-def pending(mem: "Memory") -> list[str]:
+def pending(mem: "Core") -> list[str]:
     """Transcripts (relative paths, oldest first) not yet replayed."""
     root = mem.vault.memory_dir(mem.scope) / "sessions"
     done = ledger.read_set(mem, "replayed")
@@ -51,7 +51,7 @@ def pending(mem: "Memory") -> list[str]:
     return out
 
 
-def plan_replay(mem: "Memory", llm: LLM, last: str = "") -> Plan:
+def plan_replay(mem: "Core", llm: LLM, last: str = "") -> Plan:
     plan = Plan("replay")
     todo = pending(mem)[:MAX_TRANSCRIPTS]
     if not todo:

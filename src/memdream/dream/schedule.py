@@ -12,13 +12,27 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from memdream.config import DreamConfig
+from memdream.clock import Clock
+from memdream.config import Config, DreamConfig
 from memdream.dream import ledger
+from memdream.store.vault import Scope, Vault
 
-if TYPE_CHECKING:
-    from memdream.memory import Memory
+
+class Dreamer(Protocol):
+    """What the loop needs of the memory it runs (the facade, `Memory`, is one)."""
+
+    config: Config
+    clock: Clock
+    vault: Vault
+    scope: Scope
+
+    def flush(self, messages: list[dict] | None = None, day: str | None = None) -> Any: ...
+
+    def dream(self, phases: list[str] | None = None, days: int = 3, dry_run: bool = False, force: bool = True, progress: Any = None) -> Any: ...
+
+    def close(self) -> None: ...
 
 TICK_S = 60.0  # how often the loop looks at the clock
 CATCH_UP_DAYS = 7  # missed daily flushes caught up after downtime, at most this many days back
@@ -81,7 +95,7 @@ def nightly_phases(now: datetime, state: dict[str, Any], cfg: DreamConfig) -> li
     return phases
 
 
-def run_due(mem: "Memory", say: Callable[[str], None] = lambda s: None, not_before: datetime | None = None) -> list[str]:
+def run_due(mem: Dreamer, say: Callable[[str], None] = lambda s: None, not_before: datetime | None = None) -> list[str]:
     """Run every job due now, in order; returns what ran. State is saved after each job, so
     a crash repeats at most the job it interrupted."""
     now = mem.clock.now()
@@ -117,7 +131,7 @@ class Scheduler:
     `defer=True` (a chat): the model jobs already due when the loop starts wait for their next
     slot (see `jobs_due`'s not_before); the light phase runs as usual."""
 
-    def __init__(self, open_mem: Callable[[], "Memory"], tick: float = TICK_S, say: Callable[[str], None] = lambda s: None, defer: bool = False) -> None:
+    def __init__(self, open_mem: Callable[[], Dreamer], tick: float = TICK_S, say: Callable[[str], None] = lambda s: None, defer: bool = False) -> None:
         self._open = open_mem
         self.defer = defer
         self.tick = tick

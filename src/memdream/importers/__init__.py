@@ -11,25 +11,14 @@ as `Skipped` with its place, never silently dropped and never a crash.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from memdream.errors import RefusedInput
+from memdream.importers.common import MAX_IMPORT_BYTES, MAX_IMPORT_TEXT_CHARS, Skipped
 from memdream.store.transcripts import Transcript
 
 FORMATS = ("jsonl", "chatgpt", "markdown")
-MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger file is refused with a hint instead of exhausting memory
-# One imported message, daily log or document. The secret scan runs over each before it is
-# stored and costs about 2.5 s per million characters: a bigger one is skipped (with this
-# reason) before the scan, instead of stalling the import. 500,000 characters is a book
-# chapter, far longer than any chat message or daily log.
-MAX_IMPORT_TEXT_CHARS = 500_000
-
-
-@dataclass(frozen=True)
-class Skipped:
-    where: str
-    why: str
+__all__ = ["FORMATS", "MAX_IMPORT_BYTES", "MAX_IMPORT_TEXT_CHARS", "Skipped", "read"]
 
 
 def read(fmt: str, path: Path) -> Iterator[Transcript | Skipped]:

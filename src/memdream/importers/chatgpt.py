@@ -26,7 +26,7 @@ def _text(message: dict) -> str:
 
 def _from_zip(path: Path):  # type: ignore[no-untyped-def]
     """The export as ChatGPT mails it (a .zip): its conversations.json, or why not."""
-    from memdream.importers import MAX_IMPORT_BYTES
+    from memdream.importers.common import MAX_IMPORT_BYTES
 
     try:
         with zipfile.ZipFile(path) as z:
@@ -46,7 +46,7 @@ def _from_zip(path: Path):  # type: ignore[no-untyped-def]
 
 def read_chatgpt(path: Path):  # type: ignore[no-untyped-def]
     """Conversations from a ChatGPT export: the .zip as downloaded, or its conversations.json."""
-    from memdream.importers import Skipped
+    from memdream.importers.common import Skipped
 
     if zipfile.is_zipfile(path):
         text, why = _from_zip(path)

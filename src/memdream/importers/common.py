@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+MAX_IMPORT_BYTES = 512 * 1024 * 1024  # a bigger file is refused with a hint instead of exhausting memory
+# One imported message, daily log or document. The secret scan runs over each before it is
+# stored and costs about 2.5 s per million characters: a bigger one is skipped (with this
+# reason) before the scan, instead of stalling the import. 500,000 characters is a book
+# chapter, far longer than any chat message or daily log.
+MAX_IMPORT_TEXT_CHARS = 500_000
+
+
+@dataclass(frozen=True)
+class Skipped:
+    where: str
+    why: str
 
 
 def read_text(path: Path) -> str:

@@ -29,7 +29,7 @@ def _content(value: object) -> str | None:
 
 
 def read_jsonl(path: Path):  # type: ignore[no-untyped-def]
-    from memdream.importers import Skipped
+    from memdream.importers.common import Skipped
 
     sessions: dict[str, list[Message]] = {}
     for n, line in enumerate(read_text(path).split("\n"), start=1):

@@ -10,7 +10,7 @@ from memdream.model.secrets import shown_text
 from memdream.index.db import Index
 from memdream.index.fts import index_text, match_expression
 from memdream.model.tokens import query_tokens
-from memdream.recall.snapshot import Snippet
+from memdream.model.snippet import Snippet
 from memdream.store.transcripts import chunks
 from memdream.store.vault import Scope
 from memdream.store.writer import decode, read_file

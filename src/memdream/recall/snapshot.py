@@ -15,6 +15,9 @@ from datetime import datetime
 
 from memdream.model.entry import Entry
 from memdream.model.scoring import importance, last_touched
+from memdream.model.snippet import Snippet
+
+__all__ = ["ContextBlock", "Snapshot", "Snippet", "build_snapshot", "count_tokens", "fit"]
 
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\w\s]")
@@ -80,21 +83,6 @@ def build_snapshot(entries: Sequence[Entry], budget: int, now: datetime) -> Snap
         chosen.append(e)
         used += cost
     return Snapshot(tuple(chosen), used, budget, len(ordered) - len(chosen), now)
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """A passage from a stored transcript (the raw layer)."""
-
-    path: str
-    session: str
-    role: str
-    text: str
-    score: float
-    at: str = ""
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "session": self.session, "role": self.role, "text": self.text, "score": round(self.score, 4), "at": self.at}
 
 
 @dataclass

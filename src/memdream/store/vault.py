@@ -38,6 +38,7 @@ MEMORY_HEADER = (
     "<!-- Resident memory: rules, identity, instructions, preferences. One memory per list item;\n"
     "     the hidden comment at the end of each item is memdream's metadata. Edit freely. -->\n\n"
 )
+ARCHIVE_HEADER = "# Archived memories\n\n"
 
 
 def validate_name(value: str, what: str = "name") -> str:
@@ -97,6 +98,10 @@ class Vault:
     def lock_path(self) -> Path:
         return self.state_dir / "write.lock"
 
+    def hits_journal(self, scope: "Scope") -> Path:
+        """Where a scope's recall counts wait to be folded into its files (recall/hits.py)."""
+        return self.state_dir / "hits" / f"{scope.agent}__{scope.user}.jsonl"
+
     @property
     def config_path(self) -> Path:
         return self.root / CONFIG_FILE
@@ -128,14 +133,22 @@ class Vault:
             )
 
     # -- scope paths
+    @property
+    def scopes_dir(self) -> Path:
+        return self.root / "scopes"
+
     def scope_dir(self, scope: Scope) -> Path:
-        return self.root / "scopes" / scope.agent / scope.user
+        return self.scopes_dir / scope.agent / scope.user
 
     def resident_file(self, scope: Scope) -> Path:
         return self.scope_dir(scope) / "MEMORY.md"
 
     def memory_dir(self, scope: Scope) -> Path:
         return self.scope_dir(scope) / "memory"
+
+    def sessions_dir(self, scope: Scope) -> Path:
+        """The raw layer: transcripts kept verbatim (store/transcripts.py)."""
+        return self.memory_dir(scope) / "sessions"
 
     def recall_dir(self, scope: Scope) -> Path:
         return self.memory_dir(scope) / "recall"

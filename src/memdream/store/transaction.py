@@ -1,19 +1,19 @@
 """A dream phase as a transaction: every file it writes is recorded, so the phase can be
 rolled back exactly (its invariants failed) or undone later by entry id (`memdream undo`).
 
-All writes of a phase go through `Memory._update` (the single writer plus the index), which
-reports each file to the open transaction before its first change. The writer lock is held
-for the whole transaction, so the pre-image read then is the file as the phase found it.
+All writes of a phase go through `Core.update(path, change, tx=...)` (the single writer plus
+the index), which reports each file to the transaction it is given before its first change.
+The writer lock is held for the whole transaction, so the pre-image read then is the file as
+the phase found it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdream.store.format import quick_id
-from collections.abc import Callable
-
 from memdream.store.writer import FileState, Update, read_file
 
 

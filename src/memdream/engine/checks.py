@@ -1,0 +1,44 @@
+"""The checks every text passes before it reaches a file: one line, bounded, no credential."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from memdream.errors import RefusedInput, SecretRefused
+from memdream.model.secrets import find_secret
+
+MAX_SUBJECT_CHARS = 100
+
+
+def check_text(text: str, max_chars: int) -> str:
+    """The memory text, stripped; RefusedInput (with what to do) if it is not one short line."""
+    if not isinstance(text, str):
+        raise RefusedInput("the memory text must be a string", "pass the text as a plain string")
+    text = text.strip()
+    if not text:
+        raise RefusedInput("the memory text is empty", "say what to remember, e.g. memdream remember \"I prefer dark themes\"")
+    if len(text) > max_chars:
+        raise RefusedInput(
+            f"the memory text is {len(text)} characters long (at most {max_chars})",
+            "store one fact per memory, or keep longer notes with 'memdream log'",
+        )
+    bad = [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cs") and ch != "\t"]
+    if bad:
+        what = "a line break" if any(ch in "\r\n" for ch in bad) else f"the control character {bad[0]!r}"
+        raise RefusedInput(
+            f"the memory text contains {what}",
+            "a memory is one line of text; split it into several memories",
+        )
+    return text
+
+
+def check_subject(subject: str) -> None:
+    if len(subject) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subject.strip()):
+        raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
+
+
+def no_secret(text: str, what: str = "the text", hint: str = "keep secrets in a password manager or your environment") -> None:
+    """SecretRefused if `text` looks like a credential: credentials never enter memory."""
+    kind = find_secret(text)
+    if kind:
+        raise SecretRefused(f"refused: {what} looks like {kind}; credentials never enter memory", hint)

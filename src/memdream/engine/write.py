@@ -1,0 +1,255 @@
+"""The write path (DESIGN section 5): validate, refuse secrets, classify, dedup or supersede,
+route to a layer's file.
+
+1. The text is one bounded line without a credential; the subject likewise.
+2. Type and subject are classified when not given; a text that steers the agent, or an
+   instruction not from the user, waits for the user's confirmation (pend=).
+3. With a model configured, its opinion on the one ambiguous current entry is asked first,
+   outside the writer lock.
+4. Under the lock: a current entry saying the same thing (same words, the same slot, or the
+   same fact in other words by the embedder) is refreshed instead of written again;
+5. otherwise a new line is appended, superseding the subject's current lines (their
+   validity ends), or recording the memory it contradicts (both kept, a conflict opened).
+
+The new line is written before the end marks: a crash in between leaves both valid, never
+neither. A dream passes its transaction (`tx`), so every file it writes can be rolled back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memdream.core import Core, set_entry
+from memdream.engine.checks import check_subject, check_text, no_secret
+from memdream.errors import RefusedInput
+from memdream.index.db import NEG_TOKEN, Row
+from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
+from memdream.model.classify import classify_type, extract_subject, salience
+from memdream.model.crud import decide, negated, without_negation
+from memdream.model.entry import END_SUPERSEDED, RECALL, TYPES, Entry, layer_for_type
+from memdream.model.hostile import pending_reason
+from memdream.model.similarity import RESTATEMENT_COSINE, anchor_terms, dedup_anchors, is_duplicate, similarity, word_count
+from memdream.model.slots import default_subject
+from memdream.store import journal
+from memdream.store.format import render_line
+from memdream.store.transaction import Transaction
+
+DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on each write
+# A duplicate holds every content word of the new text (see model/similarity.py). So if one
+# of the text's anchor terms is in no entry at all, there is no duplicate, and otherwise the
+# candidates are the entries holding all of its 3 rarest anchors: a cheap query at any size.
+DEDUP_QUERY_TERMS = 3
+CONF_USER, CONF_OTHER, CONF_STEP = 0.9, 0.8, 0.05  # initial confidence; raised by each repeat
+CONTRADICTION_CANDIDATES, CONTRADICTION_QUERY_TERMS = 5, 2  # a small AND query per write
+SECRET_HINT = "keep secrets in a password manager or your environment, and remember where they are, not what they are"
+
+Action = Literal["added", "duplicate", "superseded"]
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What `remember` did: a new line, a refreshed duplicate, or a new line superseding others."""
+
+    action: Action
+    entry: Entry
+    superseded: tuple[Entry, ...] = ()
+    similarity: float = 0.0
+    contradicts: Entry | None = None  # a valid memory saying the opposite: both kept, a conflict opened
+
+    def to_json(self) -> dict:
+        return {
+            "action": self.action,
+            "entry": self.entry.to_json(),
+            "superseded": [e.to_json() for e in self.superseded],
+            "similarity": round(self.similarity, 3),
+            "contradicts": self.contradicts.to_json() if self.contradicts else None,
+        }
+
+
+def write(
+    core: Core,
+    text: str,
+    type: str | None = None,
+    subject: str | None = None,
+    pin: bool = False,
+    source: str = "user",
+    tx: Transaction | None = None,
+) -> WriteOutcome:
+    """Store `text` in the scope (steps 1-5 above); returns what was done."""
+    text = check_text(text, core.config.max_text_chars)
+    if subject is not None:
+        check_subject(subject)
+    # The subject is written into the line too (subj=): it gets the same secret check.
+    no_secret(text, "the text", SECRET_HINT)
+    no_secret(subject or "", "the subject", SECRET_HINT)
+    if type is not None and type not in TYPES:
+        raise RefusedInput(f"unknown type {type!r}", "use one of: " + ", ".join(TYPES))
+    type_ = type or classify_type(text)
+    subj = (extract_subject(text) if subject is None else subject).strip()
+    check_subject(subj)
+    # An instruction or rule not from the user, or a text that steers the agent, waits for the
+    # user's confirmation (pend=, docs/format.md): written to the recall layer, never resident,
+    # never recalled, superseding nothing; `memdream conflicts` lists it, `resolve` decides.
+    pending = pending_reason(text, type_, source)
+    settled = _settle(core, text) if subject is None and source == "user" else None  # a model call: before the lock
+    with core.writer.locked():
+        core.sync()
+        now = core.clock.now()
+        dup = _duplicate_of(core, text, subj)
+        if dup is None and subject is None:
+            found = find_slot(core.index, core.scope, text)
+            if found is not None:  # the subject of the entry stating the same slot
+                subj = found.subject
+                if found.restates is not None:
+                    dup = (found.restates, similarity(text, found.restates.entry().text))
+            elif not subj:
+                subj = default_subject(text)  # the slot's own name: a later value finds it
+        also_ends: list[Row] = []
+        if dup is None:
+            near = _restatement_of(core, text, subj)
+            if near is not None:  # the same fact in other words (by the embedder)
+                row, cos = near
+                if word_count(text) > word_count(row.entry().text):
+                    also_ends, subj = [row], subj or row.entry().subject  # the one saying more stays
+                else:
+                    dup = (row, cos)
+        if dup is None and settled is not None:  # the model's opinion, if the entry did not change since
+            rows = [r for r in core.index.by_id(core.scope, settled.entry_id) if r.vt is None and r.entry().text == settled.text]
+            if rows and settled.kind == "same":
+                dup = (rows[0], similarity(text, settled.text))
+            elif rows and not subj:
+                subj = rows[0].entry().subject
+                also_ends = [] if subj else rows[:1]
+        if dup is not None:
+            row, sim = dup
+            old = row.entry()
+
+            def refresh(e: Entry) -> Entry:
+                conf = e.confidence if e.confidence is not None else CONF_OTHER
+                return e.evolve(
+                    confidence=round(min(1.0, conf + CONF_STEP), 2),
+                    last_recalled=now,
+                    pinned=e.pinned or pin,
+                    subject=e.subject or subj,
+                )
+
+            upd = core.update(core.path(row), set_entry(old.id, refresh), tx=tx)
+            refreshed = (upd.result or old).evolve(layer=row.layer)
+            return WriteOutcome("duplicate", refreshed, (), sim)
+        olds = ((list(core.index.by_subject(core.scope, subj)) if subj else []) or also_ends) if not pending else []
+        against = None if olds else _contradiction_of(core, text)
+        new = Entry(
+            text=text,
+            id=core.new_id(),
+            type=type_,
+            subject=subj,
+            valid_from=now,
+            confidence=CONF_USER if source == "user" else CONF_OTHER,
+            source=source,
+            pinned=pin,
+            created_at=now,
+            salience=salience(text),
+            supersedes=olds[-1].entry().id if olds else "",
+            conflicts_with=against.id if against else "",
+            pending=pending,
+        )
+        layer = RECALL if pending else layer_for_type(type_)
+        path, header = core.file_for_new(layer, now)
+        # New line first, then the end marks: a crash in between leaves both valid, never neither.
+        core.update(path, lambda doc: doc.append_entry(new), header=header, tx=tx)
+        if tx is None:  # a dream's own lines are in its ledger, which undo follows; the record is of acknowledged writes
+            journal.record(core.vault, core.scope, path, new.id, render_line(new), now)  # what doctor checks the files against
+        ended: list[Entry] = []
+        for row in olds:
+            upd = core.update(core.path(row), set_entry(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)), tx=tx)
+            if upd.result is not None:
+                ended.append(upd.result.evolve(layer=row.layer))
+        return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
+
+
+def _restatement_of(core: Core, text: str, subject: str) -> tuple[Row, float] | None:
+    """With an embedder: the current entry saying `text`'s fact in other words, if any
+    (model/similarity.may_fold_by_meaning guards it: never a contradiction). Without one,
+    or when it fails, None (the lexical rules stand)."""
+    if not core.embedder_configured:
+        return None
+    vectors = core.vectors
+    if vectors is None:
+        return None
+    try:
+        near = nearest_restatement(vectors, core.scope, text, RESTATEMENT_COSINE)
+    except Exception as exc:  # noqa: BLE001 - an embedder failure only leaves the lexical rules
+        core.last_warning = f"embedder unavailable, restatements compared by words only: {exc}"
+        return None
+    if near is not None and subject and near[0].entry().subject not in ("", subject):
+        return None  # another subject: another slot
+    return near
+
+
+def _settle(core: Core, text: str) -> Settled | None:
+    """With a model configured: its opinion on the one current entry the mechanical rules
+    leave ambiguous (same fact? a change?), asked outside the lock; None otherwise."""
+    llm = core.llm
+    if llm is None:
+        return None
+    core.sync()
+    row = ambiguous_candidate(core.index, core.scope, text)
+    if row is None:
+        return None
+    settled, why = ask_same_fact(llm, row, text)
+    if why:
+        core.last_warning = why
+    return settled
+
+
+def _contradiction_of(core: Core, text: str) -> Entry | None:
+    """A valid memory on the same topic with the opposite polarity (我吃辣 / 我不吃辣), if any.
+
+    Such a memory holds the new text's words once negations are set aside, so the rarest
+    of them find it; for a positive text only negative entries qualify, and those carry an
+    extra index token, so the AND query walks a short list at any scope size.
+    """
+    anchors = list(anchor_terms(without_negation(text)))
+    df = core.index.document_frequency(anchors + [NEG_TOKEN])
+    present = sorted((t for t in anchors if df.get(t)), key=lambda t: df[t])
+    if not present:
+        return None
+    if negated(text):
+        terms = present[:CONTRADICTION_QUERY_TERMS]  # one anchor is enough: 我不吃辣 has only 吃辣
+    else:
+        if not df.get(NEG_TOKEN):
+            return None  # no negative memory at all: nothing can contradict a positive one
+        terms = [NEG_TOKEN, *present[: CONTRADICTION_QUERY_TERMS - 1]]
+    for row, _ in core.index.match(core.scope, terms, CONTRADICTION_CANDIDATES, op="AND"):
+        e = row.entry()
+        if e.is_current and decide([e.text], text).kind == "CONFLICT":
+            return e.evolve(layer=row.layer)
+    return None
+
+
+def _duplicate_of(core: Core, text: str, subject: str) -> tuple[Row, float] | None:
+    """The most similar currently valid entry that says the same thing, if any."""
+    anchors = dedup_anchors(text)
+    df = core.index.document_frequency(anchors)
+    rows: list[Row] = []
+    if anchors and all(df.get(t) for t in anchors):
+        rarest = sorted(anchors, key=lambda t: df[t])[:DEDUP_QUERY_TERMS]
+        rows = [r for r, _ in core.index.match(core.scope, rarest, DEDUP_CANDIDATES, op="AND")]
+    elif not anchors:
+        rows = [r for r, _ in core.index.search(core.scope, text, DEDUP_CANDIDATES)]
+    if subject:
+        rows += core.index.by_subject(core.scope, subject)
+    best: tuple[Row, float] | None = None
+    seen: set[int] = set()
+    for row in rows:
+        if row.rowid in seen:
+            continue
+        seen.add(row.rowid)
+        e = row.entry()
+        if not e.is_current or not is_duplicate(text, e.text):
+            continue
+        sim = similarity(text, e.text)
+        if best is None or sim > best[1]:
+            best = (row, sim)
+    return best
