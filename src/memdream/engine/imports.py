@@ -54,6 +54,18 @@ def _too_long(text: str) -> bool:
 TOO_LONG = f"longer than {MAX_IMPORT_TEXT_CHARS:,} characters; split it first"
 
 
+def _admitted(report: ImportReport, where: str, text: str, refused: str) -> bool:
+    """Whether a whole file's text may be kept: a too long one is skipped (before the secret
+    scan), one holding a credential is refused with `refused` as the reason."""
+    if _too_long(text):
+        report.skipped.append((where, TOO_LONG))
+        return False
+    if find_secret(text):
+        report.refused.append((where, refused))
+        return False
+    return True
+
+
 def import_transcripts(core: Core, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
     """Store conversation transcripts verbatim in the raw layer (idempotent), except for lines
     that hold a credential: those are replaced by a note and reported as refused."""
@@ -159,11 +171,7 @@ def import_folder(core: Core, fmt: str, path: str | os.PathLike[str], from_scope
         else:
             report.added.append(out.entry.id)
     for day, text, where in folder.daily:
-        if _too_long(text):
-            report.skipped.append((where, TOO_LONG))
-            continue
-        if find_secret(text):
-            report.refused.append((where, "the file holds something that looks like a credential; import it after removing it"))
+        if not _admitted(report, where, text, "the file holds something that looks like a credential; import it after removing it"):
             continue
         mark = f"<!-- memdream:import {fmt} {hashlib.sha256(text.encode()).hexdigest()[:16]} -->"
         target = core.knowledge.log_path(date.fromisoformat(day))
@@ -179,11 +187,7 @@ def import_folder(core: Core, fmt: str, path: str | os.PathLike[str], from_scope
         (report.imported if core.writer.write_text(target, add) else report.unchanged).append(core.vault.relpath(target))
     folder_dir = core.vault.sessions_dir(core.scope) / f"import-{fmt}"
     for name, text, where in folder.documents:
-        if _too_long(text):
-            report.skipped.append((where, TOO_LONG))
-            continue
-        if find_secret(text):
-            report.refused.append((where, "not kept as a document: it holds something that looks like a credential (its lines were imported one by one)"))
+        if not _admitted(report, where, text, "not kept as a document: it holds something that looks like a credential (its lines were imported one by one)"):
             continue
         safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:100] or "document"
         target = folder_dir / (safe if safe.endswith(".md") else safe + ".md")
