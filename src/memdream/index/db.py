@@ -308,3 +308,97 @@ class Index(FileSync):
         )
 
 
+    # -- what the dream phases, doctor and the facade ask (one query each, named for its meaning)
+    # A tokened row: (rowid, id, layer, type, text, vf, ca, hits, pinned, tok), what the light
+    # phase compares (model/lifecycle.py Candidate) straight from the columns, without parsing.
+    _TOKENED = (
+        "SELECT e.rowid, e.id, e.layer, e.type, e.text, e.vf, e.ca, e.hits, e.pinned, f.tok"
+        " FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
+    )
+
+    def current_with_tokens(self, scope: Scope, layers: tuple[str, ...], after_rowid: int = 0) -> list[tuple]:
+        """Tokened rows of the scope's currently valid entries in `layers`; with `after_rowid`,
+        only rows added after it (lines new or changed since)."""
+        marks = ",".join("?" * len(layers))
+        where = f"WHERE e.scope = ? AND e.layer IN ({marks}) AND e.vt IS NULL"
+        if not after_rowid:
+            return self.db.execute(self._TOKENED + where, (scope.key, *layers)).fetchall()
+        return self.db.execute(self._TOKENED + where + " AND e.rowid > ?", (scope.key, *layers, after_rowid)).fetchall()
+
+    def with_tokens(self, rowids: list[int]) -> list[tuple]:
+        """Tokened rows of these rowids (in no particular order; a rowid gone is left out)."""
+        if not rowids:
+            return []
+        marks = ",".join("?" * len(rowids))
+        return self.db.execute(self._TOKENED + f"WHERE e.rowid IN ({marks})", rowids).fetchall()
+
+    def current_rowids(self, scope: Scope, layers: tuple[str, ...], after_rowid: int = 0) -> list[int]:
+        """Rowids of the scope's currently valid entries in `layers` added after `after_rowid`."""
+        marks = ",".join("?" * len(layers))
+        sql = f"SELECT e.rowid FROM entries e WHERE e.scope = ? AND e.layer IN ({marks}) AND e.vt IS NULL AND e.rowid > ?"
+        return [r for (r,) in self.db.execute(sql, (scope.key, *layers, after_rowid))]
+
+    def high_water(self) -> int:
+        """The largest rowid of any entry (0 for an empty index): rows added later have larger ones."""
+        row = self.db.execute("SELECT max(rowid) FROM entries").fetchone()
+        return int(row[0] or 0)
+
+    def entries_for_lifecycle(self, scope: Scope, layers: tuple[str, ...]) -> list[tuple]:
+        """Every entry of the scope in `layers`, current or ended, with the columns the lifecycle
+        reads: (id, path, layer, type, text, line, vf, vt, ca, la, hits, salience, pinned)."""
+        marks = ",".join("?" * len(layers))
+        return self.db.execute(
+            "SELECT e.id, e.path, e.layer, e.type, e.text, e.line, e.vf, e.vt, e.ca, e.la, e.hits, e.salience, e.pinned "
+            f"FROM entries e WHERE e.scope = ? AND e.layer IN ({marks})",
+            (scope.key, *layers),
+        ).fetchall()
+
+    def ids_in_several_files(self, scope: Scope) -> list[str]:
+        """Ids of the scope that sit in more than one file (a move or an undo cut short)."""
+        sql = "SELECT id FROM entries WHERE scope = ? AND id != '' GROUP BY id HAVING count(DISTINCT path) > 1"
+        return [r for (r,) in self.db.execute(sql, (scope.key,))]
+
+    def entry_ids(self, scope: Scope) -> set[str]:
+        """Every id of the scope's entries, in any layer, current or ended."""
+        return {r for (r,) in self.db.execute("SELECT id FROM entries WHERE scope = ? AND id != ''", (scope.key,))}
+
+    def most_recalled(self, scope: Scope, limit: int) -> list[tuple[str, str]]:
+        """(id, text) of the scope's current entries outside the archive recalled at least once, most hits first."""
+        return self.db.execute(
+            "SELECT id, text FROM entries WHERE scope = ? AND vt IS NULL AND layer != 'archive' AND hits > 0 ORDER BY hits DESC, rowid LIMIT ?",
+            (scope.key, limit),
+        ).fetchall()
+
+    def mergeable(self, scope: Scope, layer: str, below_hits: int, except_types: tuple[str, ...]) -> list[tuple[str, str, str, int]]:
+        """(layer, line, tokens, rowid) of the scope's current, unpinned entries of `layer` recalled
+        fewer than `below_hits` times and of none of `except_types`, newest first."""
+        marks = ",".join("?" * len(except_types))
+        return self.db.execute(
+            "SELECT e.layer, e.line, f.tok, e.rowid FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
+            f"WHERE e.scope = ? AND e.layer = ? AND e.vt IS NULL AND e.pinned = 0 AND e.hits < ? AND e.type NOT IN ({marks}) "
+            "ORDER BY COALESCE(e.ca, e.vf) DESC, e.rowid DESC",
+            (scope.key, layer, below_hits, *except_types),
+        ).fetchall()
+
+    def indexed_lines(self, scope: Scope) -> list[tuple[str, str, str]]:
+        """Every (path, layer, line) the index holds for the scope, sorted (doctor compares it with the files)."""
+        return sorted(self.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
+
+    def has_current_text(self, scope: Scope, text: str) -> bool:
+        """Does a currently valid entry of the scope say exactly `text`?"""
+        sql = "SELECT 1 FROM entries WHERE scope = ? AND text = ? AND vt IS NULL LIMIT 1"
+        return self.db.execute(sql, (scope.key, text)).fetchone() is not None
+
+    def current_pending(self, scope: Scope) -> list[Row]:
+        """The scope's current entries whose line carries a pending mark (`pend=`: waiting for
+        the user's confirmation); the caller parses the line to be sure."""
+        return self._rows(self._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;pend=%'", (scope.key,))
+
+    def current_conflicting(self, scope: Scope) -> list[Row]:
+        """The scope's current entries whose line carries a conflict mark (`cf=`: contradicts
+        another entry); the caller parses the line to be sure."""
+        return self._rows(self._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;cf=%'", (scope.key,))
+
+    def unadopted_paths(self, scope: Scope) -> list[str]:
+        """Relative paths of the scope's files holding a line without an id (written by hand)."""
+        return [r for (r,) in self.db.execute("SELECT DISTINCT path FROM entries WHERE scope = ? AND id = ''", (scope.key,))]
