@@ -106,7 +106,7 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
             problems.append(Problem(vault.relpath(journal.journal_dir(vault, scope)), 0, f"{len(lost) - 20} more acknowledged memories are missing ('memdream doctor --fix' puts them back)"))
         for tmp in temp_files(vault, scope):
             problems.append(Problem(vault.relpath(tmp), 0, "temp file left by an interrupted write; never read as memory (memdream doctor --fix deletes it)"))
-        actual = sorted(index.db.execute("SELECT path, layer, line FROM entries WHERE scope = ?", (scope.key,)))
+        actual = index.indexed_lines(scope)
         if sorted(expected) != actual:
             missing = set(expected) - set(actual)
             extra = set(actual) - set(expected)

@@ -183,12 +183,7 @@ def dense_links(mem: "Core", items: list[tuple[Entry, set[str]]], rowids: list[i
 def plan_deep(mem: "Core", llm: LLM, last: str = "", declined: frozenset[str] = frozenset()) -> Plan:
     plan = Plan("deep")
     now = mem.clock.now()
-    rows = mem.index.db.execute(
-        "SELECT e.layer, e.line, f.tok, e.rowid FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
-        "WHERE e.scope = ? AND e.layer = ? AND e.vt IS NULL AND e.pinned = 0 AND e.hits < ? AND e.type NOT IN (?, ?) "
-        "ORDER BY COALESCE(e.ca, e.vf) DESC, e.rowid DESC",
-        (mem.scope.key, RECALL, PROTECTED_HITS, RULE, IDENTITY),
-    ).fetchall()
+    rows = mem.index.mergeable(mem.scope, RECALL, PROTECTED_HITS, (RULE, IDENTITY))
     items: list[tuple[Entry, set[str]]] = []
     item_rows: list[int] = []
     for layer, line, tok, rowid in rows:

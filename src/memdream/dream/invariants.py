@@ -41,10 +41,7 @@ class Baseline:
         if queries:
             canaries = [(q, {h.entry.id for h in _quiet_recall(mem, q)[:3]}) for q in queries]
         else:
-            top = mem.index.db.execute(
-                "SELECT id, text FROM entries WHERE scope = ? AND vt IS NULL AND layer != 'archive' AND hits > 0 ORDER BY hits DESC, rowid LIMIT ?",
-                (mem.scope.key, CANARY_COUNT),
-            ).fetchall()
+            top = mem.index.most_recalled(mem.scope, CANARY_COUNT)
             canaries = []
             for eid, text in top:
                 if touched is not None and eid not in touched:
@@ -62,7 +59,7 @@ def _quiet_recall(mem: "Core", query: str):  # type: ignore[no-untyped-def]
 
 
 def _ids(mem: "Core") -> set[str]:
-    return {r[0] for r in mem.index.db.execute("SELECT id FROM entries WHERE scope = ? AND id != ''", (mem.scope.key,))}
+    return mem.index.entry_ids(mem.scope)
 
 
 def _resident(mem: "Core") -> int:

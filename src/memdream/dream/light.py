@@ -64,13 +64,11 @@ def inputs(mem: "Core") -> str:
 
 
 def _candidates(rows: list[tuple]) -> list[Candidate]:
+    """Candidates from the index's tokened rows (Index.current_with_tokens, Index.with_tokens)."""
     return [
         Candidate(eid, text, layer, hits, ca or vf or 0.0, tok.split(), bool(pinned) or type_ == "rule")
-        for eid, layer, type_, text, vf, ca, hits, pinned, tok in rows
+        for _rowid, eid, layer, type_, text, vf, ca, hits, pinned, tok in rows
     ]
-
-
-_CAND = "SELECT e.id, e.layer, e.type, e.text, e.vf, e.ca, e.hits, e.pinned, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
 
 
 def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
@@ -78,14 +76,11 @@ def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
     high-water mark at the last light dream), only lines new or changed since are compared,
     each with the entries that share most of its rarest terms (an index query): pairs of older lines
     were settled by earlier dreams. Without, every entry is compared (the first dream)."""
-    db = mem.index.db
-    scope = (mem.scope.key, RESIDENT, RECALL)
-    where = "WHERE e.scope = ? AND e.layer IN (?, ?) AND e.vt IS NULL"
     if not since_rowid:
-        cands = _candidates(db.execute(_CAND + where, scope).fetchall())
+        cands = _candidates(mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL)))
         df = Counter(chain.from_iterable(set(c.tokens) for c in cands))  # the scope's own document frequencies
         return duplicates(cands, df.__getitem__)
-    fresh = _candidates(db.execute(_CAND + where + " AND e.rowid > ?", (*scope, since_rowid)).fetchall())
+    fresh = _candidates(mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL), since_rowid))
     if not fresh:
         return {}
     pool: dict[str, Candidate] = {c.id: c for c in fresh}
@@ -104,8 +99,7 @@ def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
             continue
         rowids = [row.rowid for row, _ in found]
         if rowids:
-            marks = ",".join("?" * len(rowids))
-            for p in _candidates(db.execute(_CAND + f"WHERE e.rowid IN ({marks})", rowids).fetchall()):
+            for p in _candidates(mem.index.with_tokens(rowids)):
                 pool.setdefault(p.id, p)
     df_all = mem.index.document_frequency(sorted({t for c in pool.values() for t in c.tokens}))
     return duplicates(pool.values(), lambda t: df_all.get(t, 0))
@@ -129,13 +123,11 @@ def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candid
     except Exception as exc:  # noqa: BLE001 - the embedder failing only leaves restatements for a later night
         plan.notes.append(f"restatements not compared: the embedder failed ({exc})")
         return {}
-    db = mem.index.db
-    where = "WHERE e.scope = ? AND e.layer IN (?, ?) AND e.vt IS NULL AND e.rowid > ?"
-    fresh = db.execute("SELECT e.rowid FROM entries e " + where, (mem.scope.key, RESIDENT, RECALL, since_rowid)).fetchall()
+    fresh = mem.index.current_rowids(mem.scope, (RESIDENT, RECALL), since_rowid)
     rowids, mat = vectors._load(mem.scope)
     pos = {r: i for i, r in enumerate(rowids)}
     pairs: list[tuple[float, int, int]] = []
-    for (rid,) in fresh:
+    for rid in fresh:
         if rid not in pos:
             continue
         for other, cos in vectors.nearest(mem.scope, mat[pos[rid]], RESTATEMENT_NEIGHBOURS + 1):
@@ -144,9 +136,8 @@ def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candid
     if not pairs:
         return {}
     need = sorted({r for _, a, b in pairs for r in (a, b)})
-    marks = ",".join("?" * len(need))
-    got = db.execute(_CAND.replace("SELECT ", "SELECT e.rowid, ", 1) + f"WHERE e.rowid IN ({marks})", need).fetchall()
-    cands = dict(zip([r[0] for r in got], _candidates([r[1:] for r in got])))
+    got = mem.index.with_tokens(need)
+    cands = dict(zip([r[0] for r in got], _candidates(got)))
     out: dict[str, Candidate] = {}
     for _cos, a, b in sorted(set(pairs), reverse=True):  # strongest pairs first
         ca, cb = cands.get(a), cands.get(b)
@@ -167,10 +158,7 @@ LAYER_ORDER = {RESIDENT: 0, RECALL: 1, ARCHIVE: 2}
 def _copies(mem: "Core", plan: Plan) -> set[str]:
     """Lines whose id sits in two files (a move or an undo cut short by a crash): keep one
     copy, drop the others when they say the same; report them when they do not."""
-    db = mem.index.db
-    ids = [r[0] for r in db.execute(
-        "SELECT id FROM entries WHERE scope = ? AND id != '' GROUP BY id HAVING count(DISTINCT path) > 1", (mem.scope.key,)
-    )]  # fmt: skip
+    ids = mem.index.ids_in_several_files(mem.scope)
     out: set[str] = set()
     for eid in ids:
         rows = mem.index.by_id(mem.scope, eid)
@@ -188,20 +176,14 @@ def _copies(mem: "Core", plan: Plan) -> set[str]:
 
 
 def high_water(mem: "Core") -> int:
-    row = mem.index.db.execute("SELECT max(rowid) FROM entries").fetchone()
-    return int(row[0] or 0)
+    return mem.index.high_water()
 
 
 def plan_light(mem: "Core", budget: int, since_rowid: int = 0) -> Plan:
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()
-    db = mem.index.db
-    rows = db.execute(
-        "SELECT e.id, e.path, e.layer, e.type, e.text, e.line, e.vf, e.vt, e.ca, e.la, e.hits, e.salience, e.pinned "
-        "FROM entries e WHERE e.scope = ? AND e.layer IN (?, ?)",
-        (mem.scope.key, RESIDENT, RECALL),
-    ).fetchall()
+    rows = mem.index.entries_for_lifecycle(mem.scope, (RESIDENT, RECALL))
     plan.seen = len(rows)
     healed = _copies(mem, plan)
     dups = {k: v for k, v in _near_duplicates(mem, since_rowid).items() if k not in healed}

@@ -22,7 +22,7 @@ def conflicts(core: Core) -> list[Conflict]:
 
 def pending_conflicts(core: Core) -> list[Conflict]:
     core.sync()
-    rows = core.index._rows(core.index._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;pend=%'", (core.scope.key,))
+    rows = core.index.current_pending(core.scope)
     out = []
     for row in rows:
         e = row.entry()
@@ -37,7 +37,7 @@ def pending_conflicts(core: Core) -> list[Conflict]:
 def entry_conflicts(core: Core) -> list[Conflict]:
     core.sync()
     out = []
-    rows = core.index._rows(core.index._ROW + " WHERE e.scope = ? AND e.vt IS NULL AND e.line LIKE '%;cf=%'", (core.scope.key,))
+    rows = core.index.current_conflicting(core.scope)
     for row in rows:
         b = row.entry()
         others = [r for r in core.index.by_id(core.scope, b.conflicts_with) if r.vt is None]

@@ -85,7 +85,7 @@ def adopt(core: Core) -> int:
     n = 0
     with core.writer.locked():
         core.sync()
-        paths = [r[0] for r in core.index.db.execute("SELECT DISTINCT path FROM entries WHERE scope = ? AND id = ''", (core.scope.key,))]
+        paths = core.index.unadopted_paths(core.scope)
         for rel in paths:
             n += len(core.update(core.vault.root / rel, lambda doc: None).adopted_ids)
     return n

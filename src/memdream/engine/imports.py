@@ -156,9 +156,7 @@ def import_folder(core: Core, fmt: str, path: str | os.PathLike[str], from_scope
     report = ImportReport(skipped=list(folder.skipped))
     for item in folder.memories:
         core.sync()
-        if core.index.db.execute(
-            "SELECT 1 FROM entries WHERE scope = ? AND text = ? AND vt IS NULL LIMIT 1", (core.scope.key, item.text)
-        ).fetchone():
+        if core.index.has_current_text(core.scope, item.text):
             report.known += 1
             continue
         try:
