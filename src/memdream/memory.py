@@ -71,6 +71,23 @@ from memdream.knowledge.lookup import LookupResult, lookup
 from memdream.llm.client import LLM
 from memdream.dream.transaction import Transaction
 
+# for the web console and chat (the facade methods at the end of Memory)
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from memdream.errors import ChangedOnDisk
+from memdream.store.format import line_version
+from memdream.store.transcripts import SESSIONS_DIR, Transcript
+
+# re-exported for the shells
+from memdream.llm.client import LLM, LLMError  # noqa: F401
+from memdream.recall.snapshot import count_tokens  # noqa: F401
+from memdream.store.transcripts import Message  # noqa: F401
+
+if TYPE_CHECKING:  # the types the shells' facade methods name
+    from memdream.doctor import Problem
+    from memdream.knowledge.base import NoteInfo
+
 if TYPE_CHECKING:
     from memdream.dream.flush import FlushReport
     from memdream.dream.run import DreamReport
@@ -1117,6 +1134,139 @@ class Memory:
         for (layer, type_), n in counts.items():
             out[f"{layer}.{type_}"] = n
         return out
+
+    # -- for the web console and chat
+    def generation(self) -> int:
+        """A number that changes whenever a memory line of the vault is added or removed (in
+        any process), read after a sync: the web console reloads its page when it moves."""
+        self.sync()
+        return self.index.generation()
+
+    def as_of(self, when: datetime | str | None) -> datetime | None:
+        """The moment `when` names, read as `recall(as_of=)` reads it: a bare date is the end of
+        that day, a time without a zone is in the clock's; `RefusedInput` if it is no date."""
+        return self._as_of(when)
+
+    def versioned(self, layer: str | None = None) -> list[tuple[Entry, str]]:
+        """What `list(layer)` lists, each entry with the version of its line: the version a
+        change made through `at_version` names."""
+        self.sync()
+        if layer is not None and layer not in LAYERS:
+            raise RefusedInput(f"unknown layer {layer!r}", "use one of: " + ", ".join(LAYERS))
+        rows = self.index.entries(self.scope, (layer,) if layer else (RESIDENT, RECALL), current_only=layer != ARCHIVE)
+        return [(r.entry(), line_version(r.line)) for r in rows]
+
+    def versions(self, entry_ids: Iterable[str]) -> dict[str, str]:
+        """The version of the current line of each of `entry_ids` (an id without one is left out)."""
+        self.sync()
+        return {eid: line_version(r.line) for eid in entry_ids for r in self.index.by_id(self.scope, eid) if r.vt is None}
+
+    @contextmanager
+    def at_version(self, entry_id: str, version: str | None) -> Iterator[Entry]:
+        """Hold the writer lock while the current line of `entry_id` is the one at `version`
+        (from `versioned` or `versions`): the changes made inside are made against what was
+        shown. `NotFound` if it has no current line; `ChangedOnDisk` if the line reads otherwise
+        now (a hand edit, another program): nothing is written."""
+        with self.writer.locked():
+            self.sync()
+            rows = [r for r in self.index.by_id(self.scope, entry_id) if r.vt is None]
+            if not rows:
+                raise NotFound(f"no current memory {entry_id!r}", "it may have been forgotten or superseded meanwhile")
+            if version != line_version(rows[0].line):
+                raise ChangedOnDisk(f"memory {entry_id} was changed since that version", "nothing was overwritten; read it again and change its current version")
+            yield rows[0].entry()
+
+    def scope_problems(self) -> "list[Problem]":
+        """`memdream doctor`'s checks of this scope only: what its web console may show."""
+        from memdream.doctor import check_vault
+
+        return check_vault(self.vault, self.index, scopes=[self.scope])
+
+    def notes(self) -> "list[NoteInfo]":
+        """The scope's knowledge files as INDEX.md lists them (category, priority, status, staleness)."""
+        return self.knowledge.notes()
+
+    def daily_logs(self, n: int = 7) -> list[tuple[str, str]]:
+        """The newest `n` daily logs (memory/YYYY-MM-DD.md) as (day, text), newest first."""
+        paths = sorted(self.vault.memory_dir(self.scope).glob("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md"), reverse=True)[:n]
+        return [(p.stem, self._text_of(p, odd=True)) for p in paths]
+
+    def daily_log(self, day: date | None = None) -> str:
+        """The daily log of `day` (today by default) as it is on disk; "" if there is none."""
+        return self._text_of(self.knowledge.log_path(day or self.clock.now().date()))
+
+    def resident_text(self) -> str:
+        """MEMORY.md, the resident layer's file, as it is on disk (after a sync); "" if there is none."""
+        self.sync()
+        return self._text_of(self.vault.resident_file(self.scope))
+
+    def diaries(self, n: int = 30) -> list[tuple[str, str]]:
+        """The newest `n` dream diaries (memory/dreams/YYYY-MM-DD.md) as (day, text), newest first."""
+        from memdream.dream.ledger import ledger_path
+
+        folder = ledger_path(self).parent
+        paths = sorted(folder.glob("*.md"), reverse=True)[:n] if folder.is_dir() else []
+        return [(p.stem, self._text_of(p, odd=True)) for p in paths]
+
+    def dream_records(self) -> list[dict]:
+        """The dream ledger, oldest first: one record per dream (its changes by file: the lines
+        removed as they stood, the ids added) and one per undo (`{"undo": run}`)."""
+        from memdream.dream import ledger
+
+        return ledger.records(self)
+
+    def last_dream(self) -> dict | None:
+        """The record of the latest dream that changed something and was not undone (what `undo` reverts)."""
+        from memdream.dream import ledger
+
+        return ledger.last_dream(self)
+
+    def dreams_due(self) -> list[str]:
+        """The dream jobs the scheduler would run now, by the config's times and the last runs."""
+        from memdream.dream import ledger
+        from memdream.dream.schedule import jobs_due
+
+        return jobs_due(self.clock.now(), ledger.load_state(self), self.config.dream)
+
+    def lines_in(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        """For each (vault path, entry id): the line of that id in that file now, or None."""
+        self.sync()
+        out: dict[tuple[str, str], str | None] = {}
+        for rel, eid in wanted:
+            out[(rel, eid)] = next((r.line for r in self.index.by_id(self.scope, eid) if r.path == rel), None)
+        return out
+
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        """`path` (a file a facade call returned, e.g. by `log`) relative to the vault."""
+        return self.vault.relpath(Path(path))
+
+    def keep_chat(self, session_id: str, started: datetime, messages: list[Message], part: int = 1, title: str = "memdream chat") -> str:
+        """Store a chat's transcript so far in the raw layer (memory/sessions/DAY/SESSION[-PART].md),
+        rewritten as the chat goes on; returns its vault path (what `flush_chat` takes)."""
+        name = session_id + (f"-{part}" if part > 1 else "")
+        path = self.vault.memory_dir(self.scope) / SESSIONS_DIR / f"{started:%Y-%m-%d}" / f"{name}.md"
+        text = render_transcript(Transcript("chat", messages, title=title, started_at=started, source_id=session_id))
+        self.writer.write_text(path, lambda old: text)
+        return self.vault.relpath(path)
+
+    def flush_chat(self, path: str, day: date) -> "FlushReport":
+        """Summarize one stored conversation (its vault path, from `keep_chat`) into the daily memory of `day`."""
+        from memdream.dream.flush import flush
+
+        return flush(self, day, [path])
+
+    def _text_of(self, path: Path, odd: bool = False) -> str:
+        """A file's text ("" if it is missing). What memdream never opens (a FIFO, a folder, a
+        link) raises, or with `odd` is said in its place."""
+        from memdream.store.writer import NotRegularFile, decode, read_file
+
+        try:
+            data, state = read_file(path)
+        except NotRegularFile as exc:
+            if not odd:
+                raise
+            return f"({exc.message})"
+        return decode(data, path) if state.exists else ""
 
 
 def open_memory(
