@@ -21,6 +21,8 @@ Run = Callable[[dict[str, str]], "Response | None"]
 
 
 class Console:
+    """One console's shared parts: `page` renders, `act` runs one checked change."""
+
     def __init__(self, mem: "Memory", token: str, origins: set[str]) -> None:
         self.mem = mem
         self.env = Environment(loader=DictLoader(TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True))
