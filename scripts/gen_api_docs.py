@@ -21,7 +21,7 @@ from memdream.recall.snapshot import ContextBlock, Snapshot, Snippet
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 TYPES = [Entry, WriteOutcome, Hit, Snapshot, ContextBlock, Snippet, DreamReport, PhaseReport]
-ERRORS = [errors.MemdreamError, errors.RefusedInput, errors.SecretRefused, errors.InvalidName, errors.NotFound, errors.VaultError, errors.ConfigError]
+ERRORS = [errors.MemdreamError, errors.RefusedInput, errors.SecretRefused, errors.InvalidName, errors.NotFound, errors.VaultError, errors.ConfigError, errors.ChangedOnDisk]
 
 
 def _doc(obj: object) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml, --version and MCP read it
 
 from memdream.errors import (
+    ChangedOnDisk,
     ConfigError,
     InvalidName,
     MemdreamError,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "__version__",
+    "ChangedOnDisk",
     "ConfigError",
     "ContextBlock",
     "Entry",

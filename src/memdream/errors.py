@@ -53,3 +53,10 @@ class ConfigError(MemdreamError):
     """memdream.toml or an environment variable has an invalid value."""
 
     exit_code = 2
+
+
+class ChangedOnDisk(MemdreamError):
+    """A change was made against a version of a line that is no longer the one on disk (a hand
+    edit or another program changed it meanwhile); nothing was written."""
+
+    exit_code = 1

@@ -9,21 +9,22 @@ a frozen clock, a fake model or a fake embedder through the same arguments.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ContextManager
 
 from memdream.clock import Clock
 from memdream.config import Config, load_config
 from memdream.core import Core
 from memdream.engine import conflicts as _conflicts
-from memdream.engine import edits, imports, reading
+from memdream.engine import edits, imports, reading, views
 from memdream.engine import recall as _recall
 from memdream.engine.checks import no_secret
-from memdream.errors import RefusedInput
 from memdream.engine.imports import IMPORT_HINTS, ImportReport  # noqa: F401 - part of the facade's API
 from memdream.engine.write import WriteOutcome
 from memdream.engine.write import write as _write
+from memdream.errors import RefusedInput
 from memdream.index.raw import search_raw, sync_raw
 from memdream.knowledge.base import MAX_LOG_CHARS, NOW_MAX_CHARS, Conflict, Knowledge, NoteOutcome, check_size
 from memdream.knowledge.gc import Plan
@@ -35,7 +36,14 @@ from memdream.recall.search import Hit
 from memdream.recall.snapshot import DEFAULT_BUDGET, ContextBlock, Snapshot, Snippet
 from memdream.store.vault import Scope
 
+# re-exported for the shells
+from memdream.llm.client import LLM, LLMError  # noqa: F401
+from memdream.recall.snapshot import count_tokens  # noqa: F401
+from memdream.store.transcripts import Message  # noqa: F401
+
 if TYPE_CHECKING:
+    from memdream.doctor import Problem
+    from memdream.knowledge.base import NoteInfo
     from memdream.dream.flush import FlushReport
     from memdream.dream.run import DreamReport
     from memdream.embed.embedder import Embedder
@@ -315,6 +323,96 @@ class Memory:
             return flush(self.core, when)
         stored = store_trimmed(self.core, messages)
         return flush(self.core, self.clock.now().date(), [stored]) if stored else flush(self.core, when, [])
+
+    # -- for the web console and chat (engine/views.py)
+    def generation(self) -> int:
+        """A number that changes whenever a memory line of the vault is added or removed (in
+        any process), read after a sync: the web console reloads its page when it moves."""
+        self.sync()
+        return self.index.generation()
+
+    def versioned(self, layer: str | None = None) -> list[tuple[Entry, str]]:
+        """What `list(layer)` lists, each entry with the version of its line: the version a
+        change made through `at_version` names."""
+        return views.versioned(self.core, layer)
+
+    def versions(self, entry_ids: Iterable[str]) -> dict[str, str]:
+        """The version of the current line of each of `entry_ids` (an id without one is left out)."""
+        return views.versions(self.core, entry_ids)
+
+    def at_version(self, entry_id: str, version: str | None) -> ContextManager[Entry]:
+        """Hold the writer lock while the current line of `entry_id` is the one at `version`
+        (from `versioned` or `versions`): the changes made inside are made against what was
+        shown. `NotFound` if it has no current line; `ChangedOnDisk` if the line reads otherwise
+        now (a hand edit, another program): nothing is written."""
+        return views.at_version(self.core, entry_id, version)
+
+    def lines_in(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        """For each (vault path, entry id): the line of that id in that file now, or None."""
+        return views.lines_in(self.core, wanted)
+
+    def scope_problems(self) -> "list[Problem]":
+        """`memdream doctor`'s checks of this scope only: what its web console may show."""
+        from memdream.doctor import check_vault
+
+        return check_vault(self.vault, self.index, scopes=[self.scope])
+
+    def notes(self) -> "list[NoteInfo]":
+        """The scope's knowledge files as INDEX.md lists them (category, priority, status, staleness)."""
+        return self.knowledge.notes()
+
+    def daily_logs(self, n: int = 7) -> list[tuple[str, str]]:
+        """The newest `n` daily logs (memory/YYYY-MM-DD.md) as (day, text), newest first."""
+        return views.newest_days(self.vault.memory_dir(self.scope), n)
+
+    def daily_log(self, day: date | None = None) -> str:
+        """The daily log of `day` (today by default) as it is on disk; "" if there is none."""
+        return views.daily_log(self.core, day)
+
+    def resident_text(self) -> str:
+        """MEMORY.md, the resident layer's file, as it is on disk (after a sync); "" if there is none."""
+        return views.resident_text(self.core)
+
+    def diaries(self, n: int = 30) -> list[tuple[str, str]]:
+        """The newest `n` dream diaries (memory/dreams/YYYY-MM-DD.md) as (day, text), newest first."""
+        from memdream.dream.ledger import ledger_path
+
+        return views.newest_days(ledger_path(self.core).parent, n, "*.md")
+
+    def dream_records(self) -> list[dict]:
+        """The dream ledger, oldest first: one record per dream (its changes by file: the lines
+        removed as they stood, the ids added) and one per undo (`{"undo": run}`)."""
+        from memdream.dream import ledger
+
+        return ledger.records(self.core)
+
+    def last_dream(self) -> dict | None:
+        """The record of the latest dream that changed something and was not undone (what `undo` reverts)."""
+        from memdream.dream import ledger
+
+        return ledger.last_dream(self.core)
+
+    def dreams_due(self) -> list[str]:
+        """The dream jobs the scheduler would run now, by the config's times and the last runs."""
+        from memdream.dream import ledger
+        from memdream.dream.schedule import jobs_due
+
+        return jobs_due(self.clock.now(), ledger.load_state(self.core), self.config.dream)
+
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        """`path` (a file a facade call returned, e.g. by `log`) relative to the vault."""
+        return self.vault.relpath(Path(path))
+
+    def keep_chat(self, session_id: str, started: datetime, messages: list[Message], part: int = 1, title: str = "memdream chat") -> str:
+        """Store a chat's transcript so far in the raw layer (memory/sessions/DAY/SESSION[-PART].md),
+        rewritten as the chat goes on; returns its vault path (what `flush_chat` takes)."""
+        return views.keep_chat(self.core, session_id, started, messages, part, title)
+
+    def flush_chat(self, path: str, day: date) -> "FlushReport":
+        """Summarize one stored conversation (its vault path, from `keep_chat`) into the daily memory of `day`."""
+        from memdream.dream.flush import flush
+
+        return flush(self.core, day, [path])
 
 
 def open_memory(

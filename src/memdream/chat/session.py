@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memdream.errors import MemdreamError, RefusedInput
-from memdream.llm.client import LLM, LLMError
+from memdream.memory import LLMError, Message, count_tokens
 from memdream.model.secrets import redact
-from memdream.recall.snapshot import count_tokens
-from memdream.store.transcripts import Message, Transcript, render
 
 if TYPE_CHECKING:
-    from memdream.memory import Memory
+    from memdream.memory import LLM, Memory
 
 MAX_TOOL_ROUNDS = 4  # model -> tools -> model rounds in one turn
 REPLY_MAX_TOKENS = 800  # of one model answer (the read timeout grows with it)
@@ -97,18 +95,13 @@ class ChatSession:
         self.segment = 1
         self.context: list[dict[str, Any]] = []  # what the model sees (after trimming)
         self.log: list[Message] = []  # this segment's transcript, kept verbatim in the raw layer
+        self.transcript = ""  # its vault path, once stored
         mem.snapshot()  # the resident snapshot is frozen now, for the whole session
 
     # -- the transcript (raw layer)
-    def _transcript_path(self):  # type: ignore[no-untyped-def]
-        name = self.session_id + (f"-{self.segment}" if self.segment > 1 else "")
-        return self.mem.vault.memory_dir(self.mem.scope) / "sessions" / f"{self.started:%Y-%m-%d}" / f"{name}.md"
-
     def _record(self, role: str, content: str) -> None:
         self.log.append(Message(role, redact(content)[0], self.mem.clock.now()))  # a pasted key never reaches the raw layer
-        t = Transcript("chat", self.log, title="memdream chat", started_at=self.started, source_id=self.session_id)
-        text = render(t)
-        self.mem.writer.write_text(self._transcript_path(), lambda old: text)
+        self.transcript = self.mem.keep_chat(self.session_id, self.started, self.log, part=self.segment, title="memdream chat")
 
     # -- one turn
     def send(self, text: str, tool_choice: str | dict[str, Any] | None = None) -> Turn:
@@ -122,11 +115,10 @@ class ChatSession:
         if text.startswith("/"):
             return self.command(text)
         block = self.mem.context(text, budget=CONTEXT_BUDGET)
+        self._record("user", text)
         # "Past conversations" are past: not the message just typed, nor this segment's turns,
         # which the model already has verbatim in its context.
-        mine = self.mem.vault.relpath(self._transcript_path())
-        block.snippets = [s for s in block.snippets if s.path != mine]
-        self._record("user", text)
+        block.snippets = [s for s in block.snippets if s.path != self.transcript]
         system = {"role": "system", "content": SYSTEM.format(context=block.render())}
         mark = len(self.context)
         self.context.append({"role": "user", "content": text})
@@ -207,10 +199,7 @@ class ChatSession:
             del self.context[:nxt]
             cut += nxt
         if cut:
-            from memdream.dream.flush import flush
-
-            rel = self.mem.vault.relpath(self._transcript_path())
-            flush(self.mem, self.started.date(), [rel])  # the segment so far: summarized once
+            self.mem.flush_chat(self.transcript, self.started.date())  # the segment so far: summarized once
             self.segment += 1
             self.log = []
         return cut

@@ -103,6 +103,8 @@ def build_server(mem: "Memory") -> "MCPServer":
     """An MCP server bound to `mem`'s scope."""
     from mcp.server.mcpserver import MCPServer
 
+    from memdream.model.secrets import shown_text
+
     server = MCPServer("memdream", instructions=INSTRUCTIONS, version=__version__)
 
     @server.tool(description=REMEMBER)
@@ -135,7 +137,7 @@ def build_server(mem: "Memory") -> "MCPServer":
     @server.tool(description=LOG)
     def log(title: str, body: str = "") -> dict:
         path, heading = _call(lambda: mem.log(title, body))
-        return {"file": mem.vault.relpath(path), "heading": heading}
+        return {"file": mem.relpath(path), "heading": heading}
 
     @server.tool(description=DREAM)
     def dream(days: int = 3, dry_run: bool = False) -> dict:
@@ -153,27 +155,18 @@ def build_server(mem: "Memory") -> "MCPServer":
             return _call(lambda: _refuse_pending(conflict_id))
         return {"resolved": _call(lambda: mem.resolve(conflict_id, keep, text)).to_json(), "kept": keep}
 
-    def _read(path) -> str:  # type: ignore[no-untyped-def]
-        from memdream.model.secrets import shown_text
-        from memdream.store.writer import decode, read_file
-
-        data, state = read_file(path)
-        return shown_text(decode(data, path)) if state.exists else ""  # a hand-typed token is not served
-
+    # A resource is the file's text as an agent may see it: a hand-typed token is not served.
     @server.resource("memdream://MEMORY.md", name="MEMORY.md", description="The resident memory: rules, identity, instructions, preferences.", mime_type="text/markdown")
     def memory_md() -> str:
-        mem.sync()
-        return _read(mem.vault.resident_file(mem.scope)) or "# MEMORY\n\n(empty)\n"
+        return shown_text(mem.resident_text()) or "# MEMORY\n\n(empty)\n"
 
     @server.resource("memdream://NOW.md", name="NOW.md", description="The workbench: current state and priorities.", mime_type="text/markdown")
     def now_md() -> str:
-        from memdream.model.secrets import shown_text
-
         return shown_text(mem.now()) or "(NOW.md is empty)\n"
 
     @server.resource("memdream://daily/today", name="today's daily log", description="Today's daily memory memory/YYYY-MM-DD.md.", mime_type="text/markdown")
     def today() -> str:
-        return _read(mem.knowledge.log_path(mem.clock.now().date())) or "(nothing logged today)\n"
+        return shown_text(mem.daily_log()) or "(nothing logged today)\n"
 
     return server
 

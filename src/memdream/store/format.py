@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -324,3 +325,9 @@ def parse_document(text: str) -> Document:
     trailing = text.endswith("\n")
     raw_lines = text[:-1].split("\n") if trailing else text.split("\n")
     return Document([Line(raw) for raw in raw_lines], trailing)
+
+
+def line_version(raw: str) -> str:
+    """A short hash of a memory line as the index holds it: a change made against one version
+    of a line (the web console's edit) is refused once the line reads otherwise."""
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
