@@ -12,20 +12,25 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import TYPE_CHECKING
+import sqlite3
+from typing import TYPE_CHECKING, Protocol
 
 from memdream.model.scoring import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from memdream.index.db import Index
+
+class Source(Protocol):
+    """What the postings read: the index's connection (an `Index`, which builds them)."""
+
+    db: sqlite3.Connection
 
 _LAYER_CODES = {"resident": 1, "recall": 2, "archive": 3}
 
 
 class Postings:
-    def __init__(self, index: "Index") -> None:
+    def __init__(self, index: Source) -> None:
         self.index = index
         self.gen = -1
         self.epoch = -1
