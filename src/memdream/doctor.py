@@ -16,7 +16,8 @@ from memdream.model.secrets import find_secret
 from memdream.store import journal
 from memdream.store.format import parse_document, parse_line
 from memdream.store.vault import MEMORY_HEADER, NAME_RE, Scope, Vault
-from memdream.store.writer import TEMP_NAME, NotRegularFile, Writer, decode, read_file, what_is
+from memdream.store.files import NotRegularFile, decode, read_file, what_is
+from memdream.store.writer import TEMP_NAME, Writer
 
 TEMP_MIN_AGE = 60.0  # seconds; a younger temp file may belong to a write in progress elsewhere
 

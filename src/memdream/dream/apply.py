@@ -23,7 +23,7 @@ from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.model.secrets import find_secret
 from memdream.store.format import Document, Line, parse_document, quick_id, render_line
 from memdream.store.vault import MEMORY_HEADER
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.memory import Memory

@@ -19,7 +19,7 @@ from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import Plan
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLMError
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.memory import Memory

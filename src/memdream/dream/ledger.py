@@ -16,7 +16,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdream.store.writer import atomic_write, decode, read_file
+from memdream.store.files import decode, read_file
+from memdream.store.writer import atomic_write
 
 if TYPE_CHECKING:
     from memdream.memory import Memory

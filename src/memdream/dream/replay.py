@@ -15,7 +15,7 @@ from memdream.dream.plan import UNCHANGED, Plan, Rejected, Remember
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLM
 from memdream.model.entry import RULE, TYPES
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.memory import Memory

@@ -29,7 +29,8 @@ from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.store.format import Document, parse_document, parse_line
 from memdream.model.secrets import shown_entry
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import LINE_INDEX_MAX, FileState, NotRegularFile, Update, clean, decode, read_file
+from memdream.store.files import LINE_INDEX_MAX, FileState, NotRegularFile, clean, decode, read_file
+from memdream.store.writer import Update
 
 BUSY_TIMEOUT_MS = 60_000
 MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)

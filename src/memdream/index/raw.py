@@ -13,7 +13,7 @@ from memdream.model.tokens import query_tokens
 from memdream.recall.snapshot import Snippet
 from memdream.store.transcripts import chunks
 from memdream.store.vault import Scope
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 SNIPPET_CHARS = 300  # how much of a chunk a search result shows
 

@@ -41,7 +41,8 @@ from memdream.model.crud import Decision, decide
 from memdream.model.secrets import find_secret
 from memdream.model.similarity import similarity
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import Writer, decode, read_file
+from memdream.store.files import decode, read_file
+from memdream.store.writer import Writer
 
 MAX_LOG_CHARS = 20_000  # one log block; longer text belongs in a knowledge file or a transcript
 NOW_MAX_CHARS = 200_000

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from memdream.errors import MemdreamError
 from memdream.knowledge.notes import as_date, parse_note, render_note
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 LOG_MAX_DAYS = 30  # daily logs older than this may be archived ...
 REF_WINDOW_DAYS = 7  # ... unless referenced by a file dated within this window

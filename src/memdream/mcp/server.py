@@ -155,7 +155,7 @@ def build_server(mem: "Memory") -> "MCPServer":
 
     def _read(path) -> str:  # type: ignore[no-untyped-def]
         from memdream.model.secrets import shown_text
-        from memdream.store.writer import decode, read_file
+        from memdream.store.files import decode, read_file
 
         data, state = read_file(path)
         return shown_text(decode(data, path)) if state.exists else ""  # a hand-typed token is not served

@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 from memdream.errors import RefusedInput
 from memdream.store.journal import JOURNAL_DIR
 from memdream.store.vault import CONFIG_FILE, STATE_DIR, Scope, Vault
-from memdream.store.writer import Writer, decode, read_file
+from memdream.store.files import decode, read_file
+from memdream.store.writer import Writer
 
 LEDGER = "ledger.jsonl"
 MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one file of a copy; a bigger one is refused, not read into memory

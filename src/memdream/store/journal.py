@@ -24,7 +24,8 @@ from pathlib import Path
 
 from memdream.errors import MemdreamError
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import NotRegularFile, atomic_write, read_file
+from memdream.store.files import NotRegularFile, read_file
+from memdream.store.writer import atomic_write
 
 JOURNAL_DIR = ".journal"
 
