@@ -39,7 +39,7 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
     """Every problem of the vault's scopes (or of `scopes` only: what one scope's console may show)."""
     problems: list[Problem] = []
     seen_ids: dict[str, tuple[str, int]] = {}
-    base = vault.root / "scopes"
+    base = vault.scopes_dir
     if scopes is None and base.is_dir():
         for agent_dir in sorted(base.iterdir()):
             if agent_dir.is_symlink():

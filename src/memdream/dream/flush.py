@@ -66,7 +66,7 @@ class FlushReport:
 
 
 def unflushed(mem: "Memory", day: date) -> list[str]:
-    folder = mem.vault.memory_dir(mem.scope) / "sessions" / day.isoformat()
+    folder = mem.vault.sessions_dir(mem.scope) / day.isoformat()
     if not folder.is_dir() or not mem.vault.is_inside(folder):
         return []
     done = ledger.read_set(mem, "flushed")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def ledger_path(mem: "Memory") -> Path:
-    return mem.vault.memory_dir(mem.scope) / "dreams" / "ledger.jsonl"
+    return mem.vault.ledger_file(mem.scope)
 
 
 def state_path(mem: "Memory") -> Path:

@@ -39,7 +39,7 @@ MAX_TOKENS = 900  # of the answer: MAX_FACTS short lines
 
 def pending(mem: "Memory") -> list[str]:
     """Transcripts (relative paths, oldest first) not yet replayed."""
-    root = mem.vault.memory_dir(mem.scope) / "sessions"
+    root = mem.vault.sessions_dir(mem.scope)
     done = ledger.read_set(mem, "replayed")
     out = []
     for dirpath, dirnames, filenames in os.walk(root):

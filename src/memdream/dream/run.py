@@ -262,7 +262,7 @@ class _Diary:
 
     def __init__(self, mem: "Memory", now: datetime) -> None:
         self.mem = mem
-        self.path = mem.vault.memory_dir(mem.scope) / "dreams" / f"{now:%Y-%m-%d}.md"
+        self.path = mem.vault.dreams_dir(mem.scope) / f"{now:%Y-%m-%d}.md"
         self.day = f"{now:%Y-%m-%d}"
         self.pending: list[str] = []
         self.started = False

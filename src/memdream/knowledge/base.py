@@ -84,14 +84,14 @@ class Knowledge:
     # -- paths
     @property
     def now_path(self) -> Path:
-        return self.vault.scope_dir(self.scope) / "NOW.md"
+        return self.vault.now_file(self.scope)
 
     @property
     def index_path(self) -> Path:
-        return self.vault.memory_dir(self.scope) / "INDEX.md"
+        return self.vault.knowledge_index_file(self.scope)
 
     def log_path(self, day: date) -> Path:
-        return self.vault.memory_dir(self.scope) / f"{day.isoformat()}.md"
+        return self.vault.daily_log_file(self.scope, day)
 
     def _today(self) -> str:
         return self.clock.now().date().isoformat()
@@ -280,7 +280,7 @@ class Knowledge:
 
     # -- nightly reflection
     def reflection_path(self, day: date) -> Path:
-        return self.vault.memory_dir(self.scope) / "reflections" / f"{day.isoformat()}.md"
+        return self.vault.reflection_file(self.scope, day)
 
     def reflect(self, day: date | None = None) -> Path:
         """Write memory/reflections/DAY.md. With a model: the five questions of the source
