@@ -107,11 +107,11 @@ def test_keyword_detector_fast_path_is_sound() -> None:
     keyword of the plugin's deny-list contains one."""
     from detect_secrets.plugins.keyword import DENYLIST
 
-    from memdream.model import secrets
+    from memdream.model import secret_rules
 
     for keyword in DENYLIST:
         plain = keyword.replace("_?", "")
-        assert any(stem in plain for stem in secrets._KEYWORD_DETECTOR_STEMS), keyword
+        assert any(stem in plain for stem in secret_rules.KEYWORD_DETECTOR_STEMS), keyword
 
 
 def test_thread_safe_first_use() -> None:

@@ -200,4 +200,4 @@ class Core:
     @property
     def hit_journal(self) -> HitJournal:
         """Where this scope's recall counts wait to be folded into the files."""
-        return HitJournal(self.vault.hits_journal(self.scope))
+        return HitJournal(self.vault.hits_journal_file(self.scope))

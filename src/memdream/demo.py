@@ -131,7 +131,7 @@ def run_demo(keep: str | None = None) -> None:
         mem.resolve(c.id, "a")
         click.echo(f"resolve {c.id} --keep a  ->  status active again; the rejected text stays, marked superseded")
         _show_file(mem, mem.vault.memory_dir(mem.scope) / "lessons" / "deploy.md")
-        index = (mem.vault.memory_dir(mem.scope) / "INDEX.md").read_text(encoding="utf-8")
+        index = mem.vault.knowledge_index_file(mem.scope).read_text(encoding="utf-8")
         row = next(line for line in index.splitlines() if "[[deploy]]" in line)
         click.echo(f"INDEX.md row: {row}")
         click.echo(f"lookup deploy  ->  answered by {mem.lookup('deploy').level}")

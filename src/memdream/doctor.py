@@ -16,7 +16,8 @@ from memdream.model.secrets import find_secret
 from memdream.store import journal
 from memdream.store.format import parse_document, parse_line
 from memdream.store.vault import MEMORY_HEADER, NAME_RE, Scope, Vault
-from memdream.store.writer import TEMP_NAME, NotRegularFile, Writer, decode, read_file, what_is
+from memdream.store.files import NotRegularFile, decode, read_file, what_is
+from memdream.store.writer import TEMP_NAME, Writer
 
 TEMP_MIN_AGE = 60.0  # seconds; a younger temp file may belong to a write in progress elsewhere
 
@@ -38,7 +39,7 @@ def check_vault(vault: Vault, index: Index, scopes: list[Scope] | None = None) -
     """Every problem of the vault's scopes (or of `scopes` only: what one scope's console may show)."""
     problems: list[Problem] = []
     seen_ids: dict[str, tuple[str, int]] = {}
-    base = vault.root / "scopes"
+    base = vault.scopes_dir
     if scopes is None and base.is_dir():
         for agent_dir in sorted(base.iterdir()):
             if agent_dir.is_symlink():

@@ -22,8 +22,8 @@ from memdream.errors import MemdreamError
 from memdream.model.entry import ARCHIVE, Entry
 from memdream.model.secrets import find_secret
 from memdream.store.format import Document, Line, parse_document, quick_id, render_line
+from memdream.store.files import decode, read_file
 from memdream.store.transaction import Transaction
-from memdream.store.writer import decode, read_file
 
 
 @dataclass

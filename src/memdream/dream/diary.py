@@ -162,7 +162,7 @@ class Book:
 
     def __init__(self, core: "Core", now: datetime) -> None:
         self.core = core
-        self.path = core.vault.memory_dir(core.scope) / "dreams" / f"{now:%Y-%m-%d}.md"
+        self.path = core.vault.dreams_dir(core.scope) / f"{now:%Y-%m-%d}.md"
         self.day = f"{now:%Y-%m-%d}"
         self.pending: list[str] = []
         self.started = False

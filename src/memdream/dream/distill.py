@@ -15,7 +15,7 @@ from memdream.dream.plan import UNCHANGED, Merge, Move, Plan, Rejected, Remember
 from memdream.dream.validate import Ids, Invalid, check_text, common_subject, operations
 from memdream.llm.client import LLM
 from memdream.model.entry import ARCHIVE, END_EXPIRED, RESIDENT, RULE, TYPES, Entry
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.core import Core

@@ -19,7 +19,7 @@ from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import Plan
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLMError
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.core import Core
@@ -66,7 +66,7 @@ class FlushReport:
 
 
 def unflushed(mem: "Core", day: date) -> list[str]:
-    folder = mem.vault.memory_dir(mem.scope) / "sessions" / day.isoformat()
+    folder = mem.vault.sessions_dir(mem.scope) / day.isoformat()
     if not folder.is_dir() or not mem.vault.is_inside(folder):
         return []
     done = ledger.read_set(mem, "flushed")

@@ -17,7 +17,7 @@ from memdream.model.entry import RESIDENT
 from memdream.model.secrets import find_secret
 from memdream.recall.search import recall as recall_hits
 from memdream.store.format import parse_document
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.core import Core

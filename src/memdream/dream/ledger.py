@@ -16,14 +16,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdream.store.writer import atomic_write, decode, read_file
+from memdream.store.files import decode, read_file
+from memdream.store.writer import atomic_write
 
 if TYPE_CHECKING:
     from memdream.core import Core
 
 
 def ledger_path(mem: "Core") -> Path:
-    return mem.vault.memory_dir(mem.scope) / "dreams" / "ledger.jsonl"
+    return mem.vault.ledger_file(mem.scope)
 
 
 def state_path(mem: "Core") -> Path:

@@ -15,7 +15,7 @@ from memdream.dream.plan import UNCHANGED, Plan, Rejected, Remember
 from memdream.dream.validate import Invalid, check_text, operations
 from memdream.llm.client import LLM
 from memdream.model.entry import RULE, TYPES
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 if TYPE_CHECKING:
     from memdream.core import Core
@@ -39,7 +39,7 @@ MAX_TOKENS = 900  # of the answer: MAX_FACTS short lines
 
 def pending(mem: "Core") -> list[str]:
     """Transcripts (relative paths, oldest first) not yet replayed."""
-    root = mem.vault.memory_dir(mem.scope) / "sessions"
+    root = mem.vault.sessions_dir(mem.scope)
     done = ledger.read_set(mem, "replayed")
     out = []
     for dirpath, dirnames, filenames in os.walk(root):

@@ -15,7 +15,7 @@ from memdream.model.entry import ARCHIVE, LAYERS, RECALL, RESIDENT, Entry
 from memdream.store.format import line_version
 from memdream.store.transcripts import Message, Transcript
 from memdream.store.transcripts import render as render_transcript
-from memdream.store.writer import NotRegularFile, decode, read_file
+from memdream.store.files import NotRegularFile, decode, read_file
 
 DAY_FILE = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md"
 

@@ -25,7 +25,7 @@ from memdream.model.secrets import shown_entry
 from memdream.model.tokens import query_tokens
 from memdream.store.format import parse_line
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import LINE_INDEX_MAX
+from memdream.store.files import LINE_INDEX_MAX
 
 __all__ = ["LINE_INDEX_MAX", "NEG_TOKEN", "Index", "Row", "bounded_line", "line_hash", "text_hash"]
 

@@ -12,8 +12,8 @@ from memdream.index.fts import index_text, match_expression
 from memdream.model.tokens import query_tokens
 from memdream.model.snippet import Snippet
 from memdream.store.transcripts import chunks
-from memdream.store.vault import Scope
-from memdream.store.writer import decode, read_file
+from memdream.store.vault import ARCHIVE_DIR, REFLECTIONS_DIR, SESSIONS_DIR, Scope
+from memdream.store.files import decode, read_file
 
 SNIPPET_CHARS = 300  # how much of a chunk a search result shows
 
@@ -25,20 +25,20 @@ _LOG_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 def doc_kind(rel_in_memory: str) -> tuple[str, bool] | None:
     """(kind, archived) of a file under memory/, or None if it is not a searchable document."""
     parts = rel_in_memory.split("/")
-    archived = parts[0] == ".archive"
+    archived = parts[0] == ARCHIVE_DIR
     if archived:
         parts = parts[1:]
         if parts and parts[0] == "entries":
             return None  # archived entries are indexed as entries
     if not parts or any(p.startswith(".") for p in parts) or not parts[-1].endswith(".md"):
         return None
-    if parts[0] == "sessions":
+    if parts[0] == SESSIONS_DIR:
         return "session", archived
     if len(parts) == 1 and _LOG_NAME.match(parts[0]):
         return "log", archived
     if parts[0] in KNOWLEDGE_DIRS and len(parts) == 2:
         return "note", archived
-    if parts[0] == "reflections" and len(parts) == 2:
+    if parts[0] == REFLECTIONS_DIR and len(parts) == 2:
         return "reflection", archived
     return None
 

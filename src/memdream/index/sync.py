@@ -27,7 +27,8 @@ from memdream.model.crud import negated
 from memdream.model.entry import Entry
 from memdream.store.format import Document, parse_document, parse_line
 from memdream.store.vault import Scope, Vault
-from memdream.store.writer import LINE_INDEX_MAX, FileState, NotRegularFile, Update, clean, decode, read_file
+from memdream.store.files import LINE_INDEX_MAX, FileState, NotRegularFile, clean, decode, read_file
+from memdream.store.writer import Update
 
 # An extra index token on entries that carry a negation cue: a contradiction check for a
 # positive text then intersects with the (short) list of negative entries only.

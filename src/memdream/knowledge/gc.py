@@ -26,7 +26,8 @@ from pathlib import Path
 
 from memdream.errors import MemdreamError
 from memdream.knowledge.notes import as_date, parse_note, render_note
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
+from memdream.store.vault import ARCHIVE_DIR, INDEX_FILE, REFLECTIONS_DIR
 
 LOG_MAX_DAYS = 30  # daily logs older than this may be archived ...
 REF_WINDOW_DAYS = 7  # ... unless referenced by a file dated within this window
@@ -102,7 +103,7 @@ def recent_files(memory_dir: Path, today: date) -> dict[Path, str]:
     them again for each candidate made a year of logs take seconds)."""
     out = {}
     for p in memory_dir.rglob("*.md"):
-        if ".archive" in p.parts or p.name.startswith(".") or p.name == "INDEX.md":
+        if ARCHIVE_DIR in p.parts or p.name.startswith(".") or p.name == INDEX_FILE:
             continue
         text = _text(p)
         if text is None:
@@ -124,7 +125,7 @@ def count_refs(name: str, corpus: str) -> int:
 
 def plan(memory_dir: Path, today: date) -> Plan:
     pl = Plan([], [], [], [])
-    archive = memory_dir / ".archive"
+    archive = memory_dir / ARCHIVE_DIR
     recent = recent_files(memory_dir, today)
     # Daily logs.
     for p in sorted(memory_dir.glob("*.md")):
@@ -137,15 +138,15 @@ def plan(memory_dir: Path, today: date) -> Plan:
         refs = count_refs(p.stem, references(recent, p))
         if refs:
             pl.kept.append((p, f"referenced {refs} time(s) in the last {REF_WINDOW_DAYS} days"))
-        elif (memory_dir / "reflections" / p.name).exists() or (archive / "reflections" / p.name).exists():
+        elif (memory_dir / REFLECTIONS_DIR / p.name).exists() or (archive / REFLECTIONS_DIR / p.name).exists():
             pl.moves.append(Move(p, archive / p.name, f"daily log, {age} days old, reflected, no recent reference"))
         elif UNREFLECTED not in (_text(p) or UNREFLECTED):
             pl.unreflected.append(p)
     # Reflections.
-    for p in sorted((memory_dir / "reflections").glob("*.md")) if (memory_dir / "reflections").is_dir() else []:
+    for p in sorted((memory_dir / REFLECTIONS_DIR).glob("*.md")) if (memory_dir / REFLECTIONS_DIR).is_dir() else []:
         d = file_date(p, "")
         if d and (today - d).days > REFLECTION_MAX_DAYS:
-            pl.moves.append(Move(p, archive / "reflections" / p.name, f"reflection, {(today - d).days} days old"))
+            pl.moves.append(Move(p, archive / REFLECTIONS_DIR / p.name, f"reflection, {(today - d).days} days old"))
     # Finished actions.
     done = memory_dir / "actions" / "done"
     for p in sorted(done.glob("*.md")) if done.is_dir() else []:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from memdream.knowledge.base import Knowledge, NoteInfo
 from memdream.knowledge.notes import paragraphs, parse_note
 from memdream.model.tokens import query_tokens, tokens
-from memdream.store.writer import decode, read_file
+from memdream.store.files import decode, read_file
 
 
 @dataclass

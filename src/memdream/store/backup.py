@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from memdream.errors import RefusedInput
-from memdream.store.journal import JOURNAL_DIR
-from memdream.store.vault import CONFIG_FILE, STATE_DIR, Scope, Vault
-from memdream.store.writer import Writer, decode, read_file
+from memdream.store.vault import CONFIG_FILE, DREAMS_DIR, JOURNAL_DIR, LEDGER_FILE, STATE_DIR, Scope, Vault
+from memdream.store.files import decode, read_file
+from memdream.store.writer import Writer
 
-LEDGER = "ledger.jsonl"
 MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one file of a copy; a bigger one is refused, not read into memory
 
 
@@ -45,7 +44,7 @@ def is_truth(rel: PurePosixPath) -> bool:
         return False  # temp files of interrupted writes, editors' swap files
     if str(rel) == CONFIG_FILE:
         return True
-    return rel.suffix == ".md" or (rel.name == LEDGER and rel.parent.name == "dreams")
+    return rel.suffix == ".md" or (rel.name == LEDGER_FILE and rel.parent.name == DREAMS_DIR)
 
 
 def truth_files(vault: Vault, scope: Scope | None = None) -> list[PurePosixPath]:

@@ -23,10 +23,9 @@ from datetime import datetime
 from pathlib import Path
 
 from memdream.errors import MemdreamError
-from memdream.store.vault import Scope, Vault
-from memdream.store.writer import NotRegularFile, atomic_write, read_file
-
-JOURNAL_DIR = ".journal"
+from memdream.store.vault import JOURNAL_DIR, Scope, Vault  # noqa: F401  (JOURNAL_DIR re-exported: its home is store/vault.py)
+from memdream.store.files import NotRegularFile, read_file
+from memdream.store.writer import atomic_write
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,7 @@ class Acked:
 
 
 def journal_dir(vault: Vault, scope: Scope) -> Path:
-    return vault.memory_dir(scope) / JOURNAL_DIR
+    return vault.journal_dir(scope)
 
 
 def record(vault: Vault, scope: Scope, path: Path, entry_id: str, line: str, when: datetime) -> None:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdream.store.format import quick_id
-from memdream.store.writer import FileState, Update, read_file
+from memdream.store.files import FileState, read_file
+from memdream.store.writer import Update
 
 
 @dataclass

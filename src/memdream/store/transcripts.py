@@ -20,10 +20,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memdream.store.vault import validate_name
+from memdream.store.vault import SESSIONS_DIR, validate_name  # noqa: F401  (SESSIONS_DIR re-exported: its home is store/vault.py)
 
 _MSG_HEAD = re.compile(r"^### (\S+?)(?: · (.+))?$")
-SESSIONS_DIR = "sessions"
 
 
 @dataclass(frozen=True)

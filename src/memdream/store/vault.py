@@ -3,9 +3,16 @@
     vault/
       memdream.toml
       scopes/<agent>/<user>/MEMORY.md           resident layer
+      scopes/<agent>/<user>/NOW.md              the workbench
       scopes/<agent>/<user>/memory/recall/...   recall layer, one file per month (rolled by size)
       scopes/<agent>/<user>/memory/.archive/entries/YYYY-MM.md   archived entries
-      .memdream/                                derived and private: index.db, lock
+      scopes/<agent>/<user>/memory/YYYY-MM-DD.md, <category>/, INDEX.md, reflections/   knowledge
+      scopes/<agent>/<user>/memory/sessions/    raw layer: transcripts
+      scopes/<agent>/<user>/memory/dreams/      dream diaries and the ledger
+      scopes/<agent>/<user>/memory/.journal/    acknowledged writes
+      .memdream/                                derived and private: index.db, lock, hits/
+
+Every path of the layout is made here; other modules ask a Vault for it.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 from memdream.errors import InvalidName, VaultError
@@ -25,6 +32,16 @@ DEFAULT_USER = "me"
 DEFAULT_AGENT = "main"
 STATE_DIR = ".memdream"
 CONFIG_FILE = "memdream.toml"
+SCOPES_DIR = "scopes"
+NOW_FILE = "NOW.md"
+INDEX_FILE = "INDEX.md"  # memory/INDEX.md, generated
+ARCHIVE_DIR = ".archive"  # memory/.archive/: what was archived, in the same layout
+SESSIONS_DIR = "sessions"  # memory/sessions/: the raw layer
+REFLECTIONS_DIR = "reflections"
+DREAMS_DIR = "dreams"
+LEDGER_FILE = "ledger.jsonl"  # memory/dreams/ledger.jsonl: what each dream changed, for undo
+JOURNAL_DIR = ".journal"  # memory/.journal/: acknowledged writes
+HITS_DIR = "hits"  # .memdream/hits/: recall counts waiting to be folded into the files
 
 # A recall file holds at most this many lines before the month rolls over to a new part
 # (2026-11.md, 2026-11.2.md, ...): every write rewrites one file atomically, so bounding
@@ -98,13 +115,13 @@ class Vault:
     def lock_path(self) -> Path:
         return self.state_dir / "write.lock"
 
-    def hits_journal(self, scope: "Scope") -> Path:
-        """Where a scope's recall counts wait to be folded into its files (recall/hits.py)."""
-        return self.state_dir / "hits" / f"{scope.agent}__{scope.user}.jsonl"
-
     @property
     def config_path(self) -> Path:
         return self.root / CONFIG_FILE
+
+    @property
+    def scopes_dir(self) -> Path:
+        return self.root / SCOPES_DIR
 
     def exists(self) -> bool:
         return self.state_dir.is_dir()
@@ -114,7 +131,7 @@ class Vault:
         existed = self.exists()
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            (self.root / "scopes").mkdir(exist_ok=True)
+            self.scopes_dir.mkdir(exist_ok=True)
             gi = self.state_dir / ".gitignore"
             if not gi.exists():
                 gi.write_text("*\n", encoding="utf-8")
@@ -133,10 +150,6 @@ class Vault:
             )
 
     # -- scope paths
-    @property
-    def scopes_dir(self) -> Path:
-        return self.root / "scopes"
-
     def scope_dir(self, scope: Scope) -> Path:
         return self.scopes_dir / scope.agent / scope.user
 
@@ -146,15 +159,11 @@ class Vault:
     def memory_dir(self, scope: Scope) -> Path:
         return self.scope_dir(scope) / "memory"
 
-    def sessions_dir(self, scope: Scope) -> Path:
-        """The raw layer: transcripts kept verbatim (store/transcripts.py)."""
-        return self.memory_dir(scope) / "sessions"
-
     def recall_dir(self, scope: Scope) -> Path:
         return self.memory_dir(scope) / "recall"
 
     def archive_dir(self, scope: Scope) -> Path:
-        return self.memory_dir(scope) / ".archive" / "entries"
+        return self.memory_dir(scope) / ARCHIVE_DIR / "entries"
 
     def recall_file_for(self, scope: Scope, when: datetime, part: int = 1) -> Path:
         name = f"{when:%Y-%m}.md" if part <= 1 else f"{when:%Y-%m}.{part}.md"
@@ -162,6 +171,36 @@ class Vault:
 
     def archive_file_for(self, scope: Scope, when: datetime) -> Path:
         return self.archive_dir(scope) / f"{when:%Y-%m}.md"
+
+    def now_file(self, scope: Scope) -> Path:
+        return self.scope_dir(scope) / NOW_FILE
+
+    def daily_log_file(self, scope: Scope, day: date) -> Path:
+        return self.memory_dir(scope) / f"{day.isoformat()}.md"
+
+    def knowledge_index_file(self, scope: Scope) -> Path:
+        return self.memory_dir(scope) / INDEX_FILE
+
+    def reflection_file(self, scope: Scope, day: date) -> Path:
+        return self.memory_dir(scope) / REFLECTIONS_DIR / f"{day.isoformat()}.md"
+
+    def sessions_dir(self, scope: Scope) -> Path:
+        """memory/sessions/: transcripts, one folder a day (store/transcripts.py)."""
+        return self.memory_dir(scope) / SESSIONS_DIR
+
+    def dreams_dir(self, scope: Scope) -> Path:
+        """memory/dreams/: a diary a day and the ledger."""
+        return self.memory_dir(scope) / DREAMS_DIR
+
+    def ledger_file(self, scope: Scope) -> Path:
+        return self.dreams_dir(scope) / LEDGER_FILE
+
+    def journal_dir(self, scope: Scope) -> Path:
+        return self.memory_dir(scope) / JOURNAL_DIR
+
+    def hits_journal_file(self, scope: Scope) -> Path:
+        """Where a scope's recall counts wait to be folded into its files (recall/hits.py)."""
+        return self.state_dir / HITS_DIR / f"{scope.agent}__{scope.user}.jsonl"
 
     def list_entry_files(self, scope: Scope) -> list[tuple[str, str]]:
         """Every file of the scope that holds entries, as (path relative to the vault, layer); folders are listed without stat."""
@@ -186,7 +225,7 @@ class Vault:
 
     def scopes(self) -> list[Scope]:
         """Every scope that has a folder, sorted; folders with invalid names are skipped."""
-        base = self.root / "scopes"
+        base = self.scopes_dir
         found: list[Scope] = []
         if not base.is_dir():
             return found

@@ -1,0 +1,85 @@
+"""Texts put in comparable words: what the dedup rule (model/similarity.py) and the
+contradiction signals (model/contradiction.py) both compare.
+
+`normalize` folds case, width, spacing and punctuation; `plain` drops filler and makes common
+synonyms one word (for comparing, never stored); `plain_words` are a text's content words,
+English stemmed and Chinese by the segmenter.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS
+
+_DROP = re.compile(r"[\W_]+", re.UNICODE)
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+def normalize(text: str) -> str:
+    """Case-folded, width-folded, without spaces or punctuation."""
+    return _DROP.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def stem(word: str) -> str:
+    """The Snowball stem of an English word (the index's stemmer)."""
+    from memdream.model.tokens import _stemmer
+
+    return _stemmer().stemWord(word)
+
+
+def plain_words(text: str) -> set[str]:
+    """Content words for comparing two wordings: English stemmed, Chinese by the segmenter
+    (no character pairs across word edges: 每天早上我喝 and 我每天早上喝 hold the same words)."""
+    from memdream.model.tokens import cjk_words
+
+    out: set[str] = set()
+    for m in re.finditer(r"[\u3400-\u9fff]+|[A-Za-z]+|\d+(?:\.\d+)?", unicodedata.normalize("NFKC", text)):
+        w = m.group(0)
+        if CJK.match(w):
+            out.update(x for x in cjk_words(w) if x not in CJK_STOP_CHARS)
+        elif w.lower() not in EN_STOPWORDS:
+            out.add(stem(w.lower()) if w.isalpha() else w)
+    return out
+
+
+# Words and phrases that add nothing to a fact (when it is said, how sure the speaker sounds).
+_FILLER_EN = re.compile(
+    r"\b(?:actually|really|basically|just|still|currently|now|right now|these days|at the moment|by the way|as i said|"
+    r"just so you know|you know|for what it's worth|i think|well|oh|so|usually|normally|mostly|already|truly|honestly|"
+    r"anyway|indeed|also|too|very|quite|pretty|every day)\b[,.]?",
+    re.I,
+)
+_FILLER_ZH = (
+    "跟你说一下", "哦对了", "对了", "其实", "真的", "基本上", "现在", "目前", "最近", "一般", "通常", "一直", "还是", "已经",
+    "大概", "嗯", "哦", "啊", "呢", "吧", "挺", "很", "非常", "都", "平时", "的",
+)
+# Common synonyms, each made one word (English by word, Chinese by substring; longest first).
+SYNONYMS_EN = {
+    "purchased": "bought", "purchase": "buy", "kids": "children", "kid": "child", "mom": "mother", "mum": "mother",
+    "dad": "father", "began": "started", "begin": "start", "glad": "happy", "reside": "live", "relocated": "moved",
+    "relocate": "move", "enjoy": "like", "love": "like", "large": "big", "picture": "photo", "pic": "photo",
+    "boss": "manager", "assistance": "help", "assist": "help", "afraid": "scared", "frequently": "often",
+    "studying": "learning", "completed": "finished", "quit": "stopped", "husband": "partner", "wife": "partner",
+    "spouse": "partner", "employed": "work", "sick": "tired", "adopted": "got", "own": "have",
+}
+SYNONYMS_ZH = {
+    "母亲": "妈妈", "父亲": "爸爸", "妻子": "老婆", "太太": "老婆", "丈夫": "老公", "先生": "老公", "小孩": "孩子",
+    "上司": "领导", "老板": "领导", "工作": "上班", "学习": "学", "购买": "买", "收养": "领养", "害怕": "怕", "常常": "经常",
+    "旅行": "旅游", "自行车": "车", "公交车": "公交", "乘": "坐", "笔记本": "电脑", "爱": "喜欢",
+}
+_SYN_EN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, SYNONYMS_EN), key=len, reverse=True)) + r")\b", re.I)
+
+
+def plain(text: str) -> str:
+    """The text with filler dropped and common synonyms made one (for comparing, never stored)."""
+    t = unicodedata.normalize("NFKC", text)
+    t = re.sub(r"(?<=\d)(?=[A-Za-z])", " ", t)  # 3pm = 3 pm
+    t = _FILLER_EN.sub(" ", t)
+    t = _SYN_EN.sub(lambda m: SYNONYMS_EN[m.group(1).lower()], t)
+    for w in sorted(SYNONYMS_ZH, key=len, reverse=True):
+        t = t.replace(w, SYNONYMS_ZH[w])
+    for w in _FILLER_ZH:
+        t = t.replace(w, "")
+    return re.sub(r"\s+", " ", t).strip()
