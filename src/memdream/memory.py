@@ -71,6 +71,17 @@ from memdream.knowledge.lookup import LookupResult, lookup
 from memdream.llm.client import LLM
 from memdream.dream.transaction import Transaction
 
+# re-exported for the shells
+from memdream.doctor import Problem  # noqa: F401
+from memdream.dream.run import PHASES  # noqa: F401
+from memdream.dream.schedule import Scheduler  # noqa: F401
+from memdream.importers import FORMATS as TRANSCRIPT_FORMATS  # noqa: F401
+from memdream.importers.folders import FOLDER_FORMATS  # noqa: F401
+from memdream.knowledge.base import NoteInfo  # noqa: F401
+from memdream.knowledge.notes import CATEGORIES as NOTE_CATEGORIES  # noqa: F401
+from memdream.knowledge.notes import PRIORITIES as NOTE_PRIORITIES  # noqa: F401
+from memdream.llm.client import LLMError  # noqa: F401
+
 if TYPE_CHECKING:
     from memdream.dream.flush import FlushReport
     from memdream.dream.run import DreamReport
@@ -1117,6 +1128,64 @@ class Memory:
         for (layer, type_), n in counts.items():
             out[f"{layer}.{type_}"] = n
         return out
+
+    # -- for the CLI
+    def write_config_template(self) -> bool:
+        """Write the commented memdream.toml into the vault if it has none; True when written."""
+        from memdream.config import CONFIG_TEMPLATE
+
+        if self.vault.config_path.exists():
+            return False
+        self.vault.config_path.write_text(CONFIG_TEMPLATE, encoding="utf-8")
+        return True
+
+    def scopes(self) -> list[Scope]:
+        """Every scope of the vault (not only this one)."""
+        return self.vault.scopes()
+
+    def relpath(self, path: Path) -> str:
+        """A file of the vault as shown to the user: its path relative to the vault root."""
+        return self.vault.relpath(path)
+
+    def now_file(self) -> Path:
+        """Where this scope's NOW.md is (it may not exist yet)."""
+        return self.knowledge.now_path
+
+    def notes(self) -> list[NoteInfo]:
+        """The scope's knowledge files with priority, status and last verification (what INDEX.md shows)."""
+        return self.knowledge.notes()
+
+    @property
+    def knowledge_status(self) -> str:
+        """What the model did in the last knowledge operation (a reflection, a note), or why it was skipped."""
+        return self.knowledge.last_status
+
+    def rebuild_index(self) -> int:
+        """Delete the index and build it again from every scope's files, transcripts too; returns the entries indexed."""
+        n = self.index.rebuild(self.vault.scopes())
+        for scope in self.vault.scopes():
+            sync_raw(self.index, scope)
+        return n
+
+    def sync_all(self) -> int:
+        """Catch the index up with hand edits in every scope of the vault; returns the files re-read."""
+        return sum(self.index.sync_scope(s) for s in self.vault.scopes())
+
+    def doctor(self, fix: bool = False) -> tuple[list[str], list[str], list[str], list[Problem]]:
+        """Check that every file parses and the index agrees with the files. With `fix`, first
+        delete the temp files interrupted writes left and put back acknowledged memories no
+        file holds any more. Returns (temp files removed, restored, not restored, problems)."""
+        from memdream.doctor import check_vault, remove_temp_files, restore_acknowledged
+
+        removed = remove_temp_files(self.vault, self.writer) if fix else []
+        restored, unrestored = restore_acknowledged(self.vault, self.writer) if fix else ([], [])
+        return removed, restored, unrestored, check_vault(self.vault, self.index)
+
+    def last_dream(self) -> dict | None:
+        """The ledger record of the dream `undo` would revert (run id, changed files), or None."""
+        from memdream.dream.ledger import last_dream
+
+        return last_dream(self)
 
 
 def open_memory(
