@@ -97,6 +97,7 @@ def flush(day: str | None, vault: str | None, user: str | None, agent: str | Non
 @handle_errors
 def daemon(once: bool, tick: float, vault: str | None, user: str | None, agent: str | None) -> None:
     """Run the dream scheduler: light hourly, flush at 23:55, model phases nightly; catches up after downtime."""
+
     def say(msg: str) -> None:
         click.echo(f"{now()}  {msg}")
 
