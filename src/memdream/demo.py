@@ -14,10 +14,8 @@ from pathlib import Path
 import click
 
 from memdream.clock import FrozenClock
-from memdream.config import load_config
-from memdream.doctor import check_vault
 from memdream.errors import SecretRefused
-from memdream.memory import Memory
+from memdream.memory import Memory, load_config
 
 CST = timezone(timedelta(hours=8), "CST")
 
@@ -199,7 +197,7 @@ def run_demo(keep: str | None = None) -> None:
         typo = "- 周五下午有组会 <!--m:id=zz1;hc=many-->"  # a count typed by hand as a word
         resident.write_text(resident.read_text(encoding="utf-8") + typo + "\n", encoding="utf-8")
         click.echo(f"(appended by hand to {mem.vault.relpath(resident)}: {typo})")
-        for problem in check_vault(mem.vault, mem.index):
+        for problem in mem.doctor()[3]:
             click.echo(f"memdream doctor  ->  {problem}")
         hits = mem.recall("组会", k=1)
         click.echo(f'recall "组会"  ->  {hits[0].text if hits else "(nothing)"} (the line still reads; fix the value and doctor is quiet)')

@@ -18,7 +18,7 @@ from memdream.clock import Clock
 from memdream.config import Config, load_config
 from memdream.core import Core
 from memdream.engine import conflicts as _conflicts
-from memdream.engine import edits, imports, reading, views
+from memdream.engine import edits, imports, reading, vaultwide, views
 from memdream.engine import recall as _recall
 from memdream.engine.checks import no_secret
 from memdream.engine.imports import IMPORT_HINTS, ImportReport  # noqa: F401 - part of the facade's API
@@ -36,21 +36,27 @@ from memdream.recall.search import Hit
 from memdream.recall.snapshot import DEFAULT_BUDGET, ContextBlock, Snapshot, Snippet
 from memdream.store.vault import Scope
 
-# re-exported for the shells
+# re-exported for the shells (they import nothing under the facade: tests/test_layers.py)
+from memdream.doctor import Problem  # noqa: F401
+from memdream.dream.plan import PHASES  # noqa: F401
+from memdream.dream.schedule import Scheduler  # noqa: F401
+from memdream.importers import FORMATS as TRANSCRIPT_FORMATS  # noqa: F401
+from memdream.importers.folders import FOLDER_FORMATS  # noqa: F401
+from memdream.knowledge.base import NoteInfo  # noqa: F401
+from memdream.knowledge.notes import CATEGORIES as NOTE_CATEGORIES  # noqa: F401
+from memdream.knowledge.notes import PRIORITIES as NOTE_PRIORITIES  # noqa: F401
 from memdream.llm.client import LLM, LLMError  # noqa: F401
 from memdream.recall.snapshot import count_tokens  # noqa: F401
 from memdream.store.transcripts import Message  # noqa: F401
 
 if TYPE_CHECKING:
-    from memdream.doctor import Problem
-    from memdream.knowledge.base import NoteInfo
     from memdream.dream.flush import FlushReport
     from memdream.dream.run import DreamReport
     from memdream.embed.embedder import Embedder
     from memdream.index.vectors import VectorStore
     from memdream.llm.client import LLM
 
-__all__ = ["Memory", "open_memory", "WriteOutcome", "ImportReport", "Hit", "Entry"]
+__all__ = ["Memory", "open_memory", "load_config", "WriteOutcome", "ImportReport", "Hit", "Entry"]
 
 
 class Memory:
@@ -351,13 +357,11 @@ class Memory:
         """For each (vault path, entry id): the line of that id in that file now, or None."""
         return views.lines_in(self.core, wanted)
 
-    def scope_problems(self) -> "list[Problem]":
+    def scope_problems(self) -> list[Problem]:
         """`memdream doctor`'s checks of this scope only: what its web console may show."""
-        from memdream.doctor import check_vault
+        return vaultwide.scope_problems(self.core)
 
-        return check_vault(self.vault, self.index, scopes=[self.scope])
-
-    def notes(self) -> "list[NoteInfo]":
+    def notes(self) -> list[NoteInfo]:
         """The scope's knowledge files as INDEX.md lists them (category, priority, status, staleness)."""
         return self.knowledge.notes()
 
@@ -413,6 +417,38 @@ class Memory:
         from memdream.dream.flush import flush
 
         return flush(self.core, day, [path])
+
+    # -- for the CLI: the whole vault (engine/vaultwide.py)
+    def write_config_template(self) -> bool:
+        """Write the commented memdream.toml into the vault if it has none; True when written."""
+        return vaultwide.write_config_template(self.core)
+
+    def scopes(self) -> list[Scope]:
+        """Every scope of the vault (not only this one)."""
+        return self.vault.scopes()
+
+    def now_file(self) -> Path:
+        """Where this scope's NOW.md is (it may not exist yet)."""
+        return self.knowledge.now_path
+
+    @property
+    def knowledge_status(self) -> str:
+        """What the model did in the last knowledge operation (a reflection, a note), or why it was skipped."""
+        return self.knowledge.last_status
+
+    def rebuild_index(self) -> int:
+        """Delete the index and build it again from every scope's files, transcripts too; returns the entries indexed."""
+        return vaultwide.rebuild_index(self.core)
+
+    def sync_all(self) -> int:
+        """Catch the index up with hand edits in every scope of the vault; returns the files re-read."""
+        return vaultwide.sync_all(self.core)
+
+    def doctor(self, fix: bool = False) -> tuple[list[str], list[str], list[str], list[Problem]]:
+        """Check that every file parses and the index agrees with the files. With `fix`, first
+        delete the temp files interrupted writes left and put back acknowledged memories no
+        file holds any more. Returns (temp files removed, restored, not restored, problems)."""
+        return vaultwide.doctor(self.core, fix)
 
 
 def open_memory(

@@ -10,15 +10,13 @@ from typing import TYPE_CHECKING, Any
 from memdream.dream import ledger
 from memdream.dream import state as phase_state
 from memdream.dream.apply import Applied, apply_plan
-from memdream.dream.plan import UNCHANGED, Plan
+from memdream.dream.plan import LLM_PHASES, PHASES, UNCHANGED, Plan
 from memdream.errors import RefusedInput
 from memdream.llm.client import LLMError
 
 if TYPE_CHECKING:
     from memdream.core import Core
 
-PHASES = ("light", "deep", "distill", "replay", "profile")
-LLM_PHASES = frozenset({"deep", "distill", "replay", "profile"})
 DEFAULT_DAYS, MAX_DAYS = 3, 30  # `dream --days N`: the daily memories distillation reads (CowAgent: default 3, at most 30)
 NO_MODEL = (
     "Skipped: no model is configured, so the phases that ask a model (deep, distill, replay, profile) did not run. "

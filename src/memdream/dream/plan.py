@@ -11,6 +11,9 @@ from datetime import datetime
 
 from memdream.model.entry import RECALL, Entry
 
+PHASES = ("light", "deep", "distill", "replay", "profile")  # in the order a dream runs them
+LLM_PHASES = frozenset({"deep", "distill", "replay", "profile"})  # off until a model is configured
+
 
 @dataclass(frozen=True)
 class Move:
