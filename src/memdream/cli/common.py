@@ -8,13 +8,15 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memdream.errors import MemdreamError
-from memdream.memory import Memory, open_memory
-from memdream.model.entry import Entry
+
+if TYPE_CHECKING:
+    from memdream.memory import Memory
+    from memdream.model.entry import Entry
 
 
 def scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -46,7 +48,9 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def open_scope(vault: str | None, user: str | None, agent: str | None, create: bool = False) -> Memory:
+def open_scope(vault: str | None, user: str | None, agent: str | None, create: bool = False) -> "Memory":
+    from memdream.memory import open_memory  # loaded by the command that needs it, not by --help or --version
+
     return open_memory(vault, user, agent, create=create)
 
 
@@ -58,7 +62,7 @@ def when(d: Any) -> str:
     return d.strftime("%Y-%m-%d %H:%M") if d is not None else "…"
 
 
-def entry_line(e: Entry) -> str:
+def entry_line(e: "Entry") -> str:
     flags = []
     if e.pending:
         flags.append(f"pending: {e.pending}, see memdream conflicts")

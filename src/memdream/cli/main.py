@@ -8,11 +8,54 @@ Exit codes: 0 ok, 1 refused input or a problem found, 2 usage error.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
+
 import click
 
 from memdream import __version__
-from memdream.cli import dream, imports, index, knowledge, memory, recall, servers
 from memdream.cli.common import handle_errors
+
+# Where each command lives. A command's module is imported when the command is run (or
+# listed by --help), so `memdream recall` loads neither the servers nor the dream runner;
+# tests/test_cli_lazy.py keeps this table equal to the modules' COMMANDS.
+WHERE = {
+    **dict.fromkeys(("init", "remember", "forget", "pin", "unpin", "history", "list"), "memdream.cli.memory"),
+    **dict.fromkeys(("recall", "context", "search"), "memdream.cli.recall"),
+    **dict.fromkeys(("import", "export"), "memdream.cli.imports"),
+    **dict.fromkeys(("now", "log", "note", "conflicts", "resolve", "gc", "reflect", "lookup", "aggregate"), "memdream.cli.knowledge"),
+    **dict.fromkeys(("index", "doctor"), "memdream.cli.index"),
+    **dict.fromkeys(("dream", "undo", "flush", "daemon"), "memdream.cli.dream"),
+    **dict.fromkeys(("serve", "chat", "web"), "memdream.cli.servers"),
+}
+
+
+class Commands(MutableMapping):
+    """The group's commands by name, each module imported on first use of one of its commands."""
+
+    def __init__(self, where: dict[str, str]) -> None:
+        self._where = dict(where)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            for command in importlib.import_module(self._where[name]).COMMANDS:
+                self._loaded.setdefault(command.name, command)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+        self._where.setdefault(name, command.callback.__module__ if command.callback else "")
+
+    def __delitem__(self, name: str) -> None:
+        self._loaded.pop(name, None)
+        del self._where[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,9 +68,7 @@ def cli() -> None:
     """
 
 
-for area in (memory, recall, imports, knowledge, index, dream, servers):
-    for command in area.COMMANDS:
-        cli.add_command(command)
+cli.commands = Commands(WHERE)
 
 
 @cli.command()
