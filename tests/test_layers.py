@@ -1,7 +1,7 @@
 """The arrows point down: the layers of docs/architecture.md, read from the imports (ast).
 
 Every import of a memdream module counts, at module level or inside a function (a lazy
-import is still a dependency), and under TYPE_CHECKING. The test fails on an import cycle,
+import is still a dependency), under TYPE_CHECKING, and a module's name given to importlib. The test fails on an import cycle,
 on a module importing from a layer above its own, and on a shell importing anything but the
 facade, the pure bottom layer (errors, the clock seam, model types) and other shells.
 """
@@ -64,6 +64,8 @@ def _imports(name: str, path: Path) -> list[tuple[str, int]]:
             targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in MODULES else mod for a in node.names]
         elif isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in MODULES and "." in node.value:
+            targets = [node.value]  # a module named for importlib (a lazy import) is a dependency too
         else:
             continue
         for t in targets:
@@ -157,6 +159,7 @@ def test_no_import_cycle() -> None:
         ("from memdream.dream import ledger\n", ["memdream.dream.ledger"]),
         ("def f():\n    from memdream.index.db import Index\n", ["memdream.index.db"]),
         ("from memdream.model.entry import Entry, RECALL\n", ["memdream.model.entry", "memdream.model.entry"]),
+        ("import importlib\nm = importlib.import_module('memdream.engine.write')\n", ["memdream.engine.write"]),
     ],
 )
 def test_the_reader_sees_every_kind_of_import(tmp_path: Path, source: str, expected: list[str]) -> None:

@@ -8,53 +8,97 @@ a frozen clock, a fake model or a fake embedder through the same arguments.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterable
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ContextManager
+from typing import TYPE_CHECKING, Any, ContextManager
 
 from memdream.clock import Clock
 from memdream.config import Config, load_config
 from memdream.core import Core
-from memdream.engine import conflicts as _conflicts
-from memdream.engine import edits, imports, reading, vaultwide, views
-from memdream.engine import recall as _recall
-from memdream.engine.checks import no_secret
-from memdream.engine.imports import IMPORT_HINTS, ImportReport  # noqa: F401 - part of the facade's API
-from memdream.engine.write import WriteOutcome
-from memdream.engine.write import write as _write
-from memdream.errors import RefusedInput
-from memdream.index.raw import search_raw, sync_raw
-from memdream.knowledge.base import MAX_LOG_CHARS, NOW_MAX_CHARS, Conflict, Knowledge, NoteOutcome, check_size
-from memdream.knowledge.gc import Plan
-from memdream.knowledge.lookup import LookupResult, lookup
-from memdream.model.entry import Entry
-from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER, HitJournal
-from memdream.recall.search import Hit
-from memdream.recall.snapshot import DEFAULT_BUDGET, ContextBlock, Snapshot, Snippet
-from memdream.store.vault import Scope
-
-# re-exported for the shells (they import nothing under the facade: tests/test_layers.py)
-from memdream.doctor import Problem  # noqa: F401
-from memdream.dream.plan import PHASES  # noqa: F401
-from memdream.dream.schedule import Scheduler  # noqa: F401
-from memdream.importers import FORMATS as TRANSCRIPT_FORMATS  # noqa: F401
-from memdream.importers.folders import FOLDER_FORMATS  # noqa: F401
-from memdream.knowledge.base import NoteInfo  # noqa: F401
-from memdream.knowledge.notes import CATEGORIES as NOTE_CATEGORIES  # noqa: F401
-from memdream.knowledge.notes import PRIORITIES as NOTE_PRIORITIES  # noqa: F401
-from memdream.llm.client import LLM, LLMError  # noqa: F401
-from memdream.recall.snapshot import count_tokens  # noqa: F401
-from memdream.store.transcripts import Message  # noqa: F401
+from memdream.recall.snapshot import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
+    from memdream.doctor import Problem
     from memdream.dream.flush import FlushReport
     from memdream.dream.run import DreamReport
     from memdream.embed.embedder import Embedder
+    from memdream.engine.imports import ImportReport
+    from memdream.engine.write import WriteOutcome
     from memdream.index.vectors import VectorStore
+    from memdream.knowledge.base import Conflict, Knowledge, NoteInfo, NoteOutcome
+    from memdream.knowledge.gc import Plan
+    from memdream.knowledge.lookup import LookupResult
     from memdream.llm.client import LLM
+    from memdream.model.entry import Entry
+    from memdream.recall.active import ActiveRecall
+    from memdream.recall.search import Hit
+    from memdream.recall.snapshot import ContextBlock, Snapshot, Snippet
+    from memdream.store.transcripts import Message
+    from memdream.store.vault import Scope
+
+
+class _Module:
+    """An engine module imported on first use: a process that only recalls (a hook, a CLI
+    call) never loads the write path, the knowledge vault or the importers."""
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str) -> None:
+        self._name, self._module = name, None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attr)
+
+
+checks = _Module("memdream.engine.checks")
+conflicts_ = _Module("memdream.engine.conflicts")
+edits = _Module("memdream.engine.edits")
+hits_ = _Module("memdream.engine.hits")
+imports = _Module("memdream.engine.imports")
+reading = _Module("memdream.engine.reading")
+recall_ = _Module("memdream.engine.recall")
+vaultwide = _Module("memdream.engine.vaultwide")
+views = _Module("memdream.engine.views")
+write_path = _Module("memdream.engine.write")
+raw = _Module("memdream.index.raw")
+knowledge_ = _Module("memdream.knowledge.base")
+
+# Re-exported for the shells (they import nothing under the facade: tests/test_layers.py),
+# each loaded when a shell first asks for it.
+REEXPORTS = {
+    "Entry": ("memdream.model.entry", "Entry"),
+    "FOLDER_FORMATS": ("memdream.importers.folders", "FOLDER_FORMATS"),
+    "Hit": ("memdream.recall.search", "Hit"),
+    "IMPORT_HINTS": ("memdream.engine.imports", "IMPORT_HINTS"),
+    "ImportReport": ("memdream.engine.imports", "ImportReport"),
+    "LLM": ("memdream.llm.client", "LLM"),
+    "LLMError": ("memdream.llm.client", "LLMError"),
+    "Message": ("memdream.store.transcripts", "Message"),
+    "NOTE_CATEGORIES": ("memdream.knowledge.notes", "CATEGORIES"),
+    "NOTE_PRIORITIES": ("memdream.knowledge.notes", "PRIORITIES"),
+    "NoteInfo": ("memdream.knowledge.base", "NoteInfo"),
+    "PHASES": ("memdream.dream.plan", "PHASES"),
+    "Problem": ("memdream.doctor", "Problem"),
+    "Scheduler": ("memdream.dream.schedule", "Scheduler"),
+    "Scope": ("memdream.store.vault", "Scope"),
+    "TRANSCRIPT_FORMATS": ("memdream.importers", "FORMATS"),
+    "WriteOutcome": ("memdream.engine.write", "WriteOutcome"),
+    "count_tokens": ("memdream.recall.snapshot", "count_tokens"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in REEXPORTS:
+        module, attr = REEXPORTS[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Memory", "open_memory", "load_config", "WriteOutcome", "ImportReport", "Hit", "Entry"]
 
@@ -126,7 +170,7 @@ class Memory:
 
     def write(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> WriteOutcome:
         """The write path (DESIGN section 5): validate, refuse secrets, classify, dedup or supersede, write."""
-        return _write(self.core, text, type=type, subject=subject, pin=pin, source=source)
+        return write_path.write(self.core, text, type=type, subject=subject, pin=pin, source=source)
 
     def forget(self, entry_id: str, hard: bool = False) -> Entry:
         """Soft: end the entry's validity and move its line to the archive. Hard: delete the line."""
@@ -151,7 +195,7 @@ class Memory:
 
     def flush_hits(self) -> int:
         """Fold batched recall counts into the files (hc += n, la = last); returns hits folded."""
-        return edits.flush_hits(self.core)
+        return hits_.flush_hits(self.core)
 
     # -- reading (engine/reading.py)
     def get(self, entry_id: str) -> Entry:
@@ -178,28 +222,28 @@ class Memory:
         Only currently valid entries, or those valid at `as_of` (a datetime, or a date /
         ISO string; a bare date means the end of that day). Hits are counted (batched).
         """
-        return _recall.recall(self.core, query, k, as_of, rank_by, self.hit_flush_after)
+        return recall_.recall(self.core, query, k, as_of, rank_by, self.hit_flush_after)
 
     def as_of(self, when: datetime | str | None) -> datetime | None:
         """Read an as-of time as recall does (a bare date is the end of that day)."""
-        return _recall.parse_as_of(self.core, when)
+        return recall_.parse_as_of(self.core, when)
 
     def embed_pending(self, limit: int | None = None, progress=None) -> int:  # type: ignore[no-untyped-def]
         """Embed the scope's entries that lack a vector for the configured model (0 without an embedder)."""
-        return _recall.embed_pending(self.core, limit, progress)
+        return recall_.embed_pending(self.core, limit, progress)
 
     def snapshot(self, budget: int = DEFAULT_BUDGET, refresh: bool = False) -> Snapshot:
         """The resident layer, plus pinned recall-layer facts ("pinned memories are always
         resident"), frozen at the first call for the life of this Memory (a session)."""
         if self._snapshot is None or refresh or self._snapshot.budget != budget:
-            self._snapshot = _recall.resident_snapshot(self.core, budget)
+            self._snapshot = recall_.resident_snapshot(self.core, budget)
         return self._snapshot
 
     def context(self, query: str | None = None, budget: int = DEFAULT_BUDGET, k: int = 8, one_to_one: bool = True) -> ContextBlock:
         """What an agent injects each turn: the frozen resident snapshot, then the entries
         recalled for `query`, then active-recall snippets from past conversations."""
-        snap = self.snapshot(_recall.resident_budget(budget))
-        return _recall.context(
+        snap = self.snapshot(recall_.resident_budget(budget))
+        return recall_.context(
             snap, query, budget, k, lambda q, n: self.recall(q, k=n), lambda q: self.active_recall(q, one_to_one=one_to_one)
         )
 
@@ -207,13 +251,15 @@ class Memory:
     def active_recall(self) -> ActiveRecall:
         """Transcript snippets before a reply: local search with a timeout and a circuit breaker."""
         if self._active is None:
+            from memdream.recall.active import ActiveRecall
+
             self._active = ActiveRecall(lambda q, n: self.search_raw(q, n), self.clock)
         return self._active
 
     def search_raw(self, query: str, k: int = 5) -> list[Snippet]:
         """Full-text search over stored transcripts (the raw layer)."""
-        sync_raw(self.index, self.scope)
-        return search_raw(self.index, self.scope, query, k)
+        raw.sync_raw(self.index, self.scope)
+        return raw.search_raw(self.index, self.scope, query, k)
 
     # -- imports and exports (engine/imports.py, store/backup.py)
     def import_transcripts(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
@@ -249,15 +295,15 @@ class Memory:
     def now(self, text: str | None = None) -> str:
         """NOW.md: the current text, or replace it with `text` (the only file written in place)."""
         if text is not None:
-            check_size(text, NOW_MAX_CHARS, "the NOW.md text", "keep NOW.md to the current state")  # before the scan
-            no_secret(text)
+            knowledge_.check_size(text, knowledge_.NOW_MAX_CHARS, "the NOW.md text", "keep NOW.md to the current state")  # before the scan
+            checks.no_secret(text)
             self.knowledge.set_now(text)
         return self.knowledge.now()
 
     def log(self, title: str, body: str = "") -> tuple[Path, str]:
         """Append a "### HH:MM — Title" block to today's daily log; returns (file, heading)."""
-        check_size(f"{title}{body}", MAX_LOG_CHARS, "the log block", "put long text in a knowledge file")  # before the scan
-        no_secret(f"{title}\n{body}")
+        knowledge_.check_size(f"{title}{body}", knowledge_.MAX_LOG_CHARS, "the log block", "put long text in a knowledge file")  # before the scan
+        checks.no_secret(f"{title}\n{body}")
         return self.knowledge.log(title, body)
 
     def note(self, category: str, topic: str, text: str, priority: str | None = None, tags: tuple[str, ...] = ()) -> NoteOutcome:
@@ -268,11 +314,11 @@ class Memory:
     def conflicts(self) -> list[Conflict]:
         """Every open conflict: contradictory knowledge paragraphs, contradictory memories, and
         memories waiting for the user's confirmation (id p-<entry id>; a: nothing, b: the text)."""
-        return _conflicts.conflicts(self.core)
+        return conflicts_.conflicts(self.core)
 
     def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
         """Close a conflict: the side not kept is superseded (memories) or marked superseded (knowledge)."""
-        return _conflicts.resolve(self.core, conflict_id, keep, text)
+        return conflicts_.resolve(self.core, conflict_id, keep, text)
 
     def gc(self, dry_run: bool = False) -> Plan:
         """Archive cold knowledge-vault files by the OpenClaw rules; `dry_run` changes nothing."""
@@ -284,7 +330,10 @@ class Memory:
 
     def aggregate(self, from_agent: str) -> int:
         """Copy a sub-agent's new daily-log blocks (same user) into this scope's logs; idempotent."""
-        source = Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock, None)
+        from memdream.errors import RefusedInput
+        from memdream.store.vault import Scope
+
+        source = knowledge_.Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock, None)
         if source.scope == self.scope:
             raise RefusedInput("an agent cannot aggregate its own logs", "name another agent with --from")
         return self.knowledge.aggregate(source)
@@ -294,10 +343,12 @@ class Memory:
 
         def search(q: str, include_archive: bool) -> list[dict]:
             hits = [{"kind": "memory", "path": h.entry.id, "text": h.text, "score": round(h.score, 3)} for h in self.recall(q, k=5)]
-            sync_raw(self.index, self.scope)
-            docs = search_raw(self.index, self.scope, q, 5, kinds=("note", "log", "reflection"), archived=include_archive)
+            raw.sync_raw(self.index, self.scope)
+            docs = raw.search_raw(self.index, self.scope, q, 5, kinds=("note", "log", "reflection"), archived=include_archive)
             hits += [{"kind": "document", "path": s.path, "text": s.text, "score": round(s.score, 3)} for s in docs]
             return hits
+
+        from memdream.knowledge.lookup import lookup
 
         return lookup(self.knowledge, query, search, archive)
 

@@ -21,7 +21,8 @@ from memdream.dream.diary import Book
 from memdream.dream.phase import DEFAULT_DAYS, LLM_PHASES, MAX_DAYS, NO_MODEL, PHASES, PhaseReport, check_args, plan_phase, planners, run_phase
 from memdream.dream.plan import Plan
 from memdream.dream.undo import undo
-from memdream.engine.edits import adopt, flush_hits
+from memdream.engine.edits import adopt
+from memdream.engine.hits import flush_hits
 
 if TYPE_CHECKING:
     from memdream.core import Core

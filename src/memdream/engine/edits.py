@@ -1,13 +1,11 @@
-"""Edits of existing memories: forget (soft or hard), update, pin, adopt, and folding the
-batched recall counts into the files. Each runs under the writer lock, after a sync, and
-changes lines by id through `Core.update`."""
+"""Edits of existing memories: forget (soft or hard), update, pin, adopt. Each runs under the
+writer lock, after a sync, and changes lines by id through `Core.update`."""
 
 from __future__ import annotations
 
 from memdream.core import Core, set_entry
 from memdream.engine.write import WriteOutcome, write
 from memdream.model.entry import ARCHIVE, END_FORGOTTEN, END_SUPERSEDED, Entry
-from memdream.recall.hits import Bump
 from memdream.store import journal
 from memdream.store.format import Document, parse_line
 
@@ -89,35 +87,3 @@ def adopt(core: Core) -> int:
         for rel in paths:
             n += len(core.update(core.vault.root / rel, lambda doc: None).adopted_ids)
     return n
-
-
-def count_hits(core: Core, ids: list[str], flush_after: int) -> None:
-    """Append recall counts to the scope's hit journal; fold them once `flush_after` gathered."""
-    if core.hit_journal.record(ids, core.clock.now(), flush_after):
-        flush_hits(core)
-
-
-def flush_hits(core: Core) -> int:
-    """Fold batched recall counts into the files (hc += n, la = last); returns hits folded."""
-    hits = core.hit_journal
-    with core.writer.locked():
-        core.sync()
-
-        def apply(bumps: list[Bump]) -> None:
-            by_path: dict[str, list[Bump]] = {}
-            for b in bumps:
-                for row in core.index.by_id(core.scope, b.entry_id):
-                    by_path.setdefault(row.path, []).append(b)
-            for rel, group in by_path.items():
-
-                def change(doc: Document, group: list[Bump] = group) -> None:
-                    for b in group:
-                        i = doc.find(b.entry_id)
-                        e = doc.lines[i].entry if i >= 0 else None
-                        if e is not None:
-                            last = max(b.last, e.last_recalled) if e.last_recalled else b.last
-                            doc.set_entry(i, e.evolve(hits=e.hits + b.count, last_recalled=last))
-
-                core.update(core.vault.root / rel, change)
-
-        return hits.flush(apply)

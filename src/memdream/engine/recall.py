@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from memdream.core import Core
-from memdream.engine.edits import count_hits
+from memdream.engine.hits import count_hits
 from memdream.errors import RefusedInput
 from memdream.model.entry import RECALL, RESIDENT
 from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, dense_weight

@@ -1,0 +1,139 @@
+"""Benchmark: what an agent pays to call memdream as a new process (a hook, a CLI call from a tool).
+
+    .venv/bin/python bench/startup.py [--runs 15] [--code NAME=SRC_DIR ...] [--report docs/benchmarks.md]
+
+Times whole processes, median of `--runs` after one warm-up, on a vault of 1,000 memories:
+`memdream --version`, `recall` in English and Chinese, `remember`, `log`; and beside them, in
+the same run, `python -c pass` (the interpreter's floor) and `import memdream.memory` alone.
+`--code NAME=SRC_DIR` runs the same commands against another source tree (e.g. a copy of an
+older commit's src/) through PYTHONPATH, interleaved run by run with this tree's, so machine
+noise falls on both alike. Also reports the slowest modules to import (`python -X importtime`,
+the smallest self time of the runs), which is where start-up time goes: reported, never
+asserted in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from remember_latency import write_report  # noqa: E402
+
+START, END = "<!-- bench:startup:start -->", "<!-- bench:startup:end -->"
+ROOT = Path(__file__).resolve().parent.parent
+CLI = "from memdream.cli.main import main; main()"
+
+CASES: list[tuple[str, list[str]]] = [
+    ("python -c pass", ["-c", "pass"]),
+    ("import memdream.memory", ["-c", "import memdream.memory"]),
+    ("memdream --version", ["-c", CLI, "--version"]),
+    ("memdream recall foo", ["-c", CLI, "recall", "foo"]),
+    ("memdream recall 咖啡", ["-c", CLI, "recall", "咖啡"]),
+    ('memdream remember "…"', ["-c", CLI, "remember", "RUN"]),
+    ("memdream log", ["-c", CLI, "log", "RUN", "a step finished"]),
+]
+
+
+def seed(vault: Path, src: Path) -> None:
+    code = (
+        "import sys\n"
+        "from memdream.memory import open_memory\n"
+        "m = open_memory(sys.argv[1])\n"
+        "for i in range(1000):\n"
+        "    m.remember(f'fact {i}: project {i % 37} uses port {8000 + i}' if i % 2 else f'第{i}条：周{i % 7}下午和团队{i % 13}开会，地点在{i % 5}号楼')\n"
+        "m.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(vault)], check=True, env=_env(src, vault))
+
+
+def _env(src: Path, vault: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDREAM_")}
+    env.update(PYTHONPATH=str(src), MEMDREAM_VAULT=str(vault), MEMDREAM_EMBEDDER="none", PYTHONDONTWRITEBYTECODE="")
+    return env
+
+
+def time_case(args: list[str], src: Path, vault: Path, n: int) -> float:
+    argv = [sys.executable, *[a.replace("RUN", f"startup note {n} {time.time_ns()}") for a in args]]
+    t = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, env=_env(src, vault), cwd=vault.parent)
+    return (time.perf_counter() - t) * 1000
+
+
+def import_times(src: Path, vault: Path, runs: int = 5) -> list[tuple[float, float, str]]:
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(runs):
+        res = subprocess.run([sys.executable, "-X", "importtime", "-c", CLI, "recall", "foo"], capture_output=True, text=True, env=_env(src, vault))
+        for line in res.stderr.splitlines():
+            m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|\s*(\S+)", line)
+            if m:
+                s, c, name = int(m.group(1)) / 1000, int(m.group(2)) / 1000, m.group(3)
+                old = best.get(name)
+                best[name] = (min(s, old[0]), min(c, old[1])) if old else (s, c)
+    return sorted(((s, c, n) for n, (s, c) in best.items()), reverse=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--code", action="append", default=[], metavar="NAME=SRC_DIR", help="Another source tree to time beside this one.")
+    ap.add_argument("--report", default="docs/benchmarks.md")
+    ap.add_argument("--note", default="")
+    args = ap.parse_args()
+    trees = [("this tree", ROOT / "src")] + [(c.split("=", 1)[0], Path(c.split("=", 1)[1]).resolve()) for c in args.code]
+    times: dict[tuple[str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="memdream-startup-") as tmp:
+        vaults = {}
+        for name, src in trees:
+            vaults[name] = Path(tmp) / re.sub(r"\W+", "_", name) / "v"
+            print(f"[bench] seeding 1,000 memories with {name} ({src}) ...", file=sys.stderr, flush=True)
+            seed(vaults[name], src)
+        for label, case in CASES:
+            for name, src in trees:
+                time_case(case, src, vaults[name], -1)  # warm the page cache and the index
+            for n in range(args.runs):
+                for name, src in trees:
+                    times.setdefault((label, name), []).append(time_case(case, src, vaults[name], n))
+            print(f"[bench] {label}: " + ", ".join(f"{name} {statistics.median(times[(label, name)]):.0f} ms" for name, _ in trees), file=sys.stderr, flush=True)
+        slow = import_times(trees[0][1], vaults[trees[0][0]])
+    lines = [
+        START,
+        "## Start-up: memdream as a new process (issue 21)",
+        "",
+        f"Measured {datetime.now():%Y-%m-%d} on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"median of {args.runs} processes after a warm-up, on a vault of 1,000 memories, keyword only. {args.note}".rstrip(),
+        "",
+        f"Command: `python bench/startup.py --runs {args.runs}" + "".join(f" --code {c}" for c in args.code) + "`",
+        "",
+        "| process | " + " | ".join(name for name, _ in trees) + " |",
+        "| --- | " + " | ".join("---:" for _ in trees) + " |",
+    ]
+    for label, _ in CASES:
+        lines.append(f"| `{label}` | " + " | ".join(f"{statistics.median(times[(label, name)]):.0f} ms" for name, _ in trees) + " |")
+    lines += [
+        "",
+        "Where the start-up of `memdream recall foo` goes (this tree; `python -X importtime`, the smallest of 5 runs; self time, then with what it imports):",
+        "",
+        "| module | self | cumulative |",
+        "| --- | ---: | ---: |",
+    ]
+    lines += [f"| {n} | {s:.1f} ms | {c:.1f} ms |" for s, c, n in slow[:12]]
+    lines += ["", END, ""]
+    report = "\n".join(lines)
+    print(report)
+    if args.report:
+        write_report(Path(args.report), report, START, END)
+
+
+if __name__ == "__main__":
+    main()
