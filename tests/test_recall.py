@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memdream.cli.main import cli
 from memdream.model.entry import Entry
-from memdream.model.scoring import BM25_DELTA, BM25_K1, IMPORTANCE_CAP, LIFT, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
+from memdream.model.scoring import IMPORTANCE_CAP, LIFT, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER
 from memdream.recall.snapshot import Snippet, count_tokens
@@ -44,9 +44,7 @@ def test_scoring_parts(clock) -> None:
     w = score_parts("fact", 0.0, 0, None, now.timestamp(), 0.5, 0.8, fusion="weighted", weight=0.25, dense=0.9)
     assert w.relevance == pytest.approx(0.75 * 0.5 + 0.25 * 0.9) and w.fusion.startswith("weighted")
     # Keyword relevance is absolute: a share of the most BM25 can give the query, never stretched.
-    assert keyword_relevance(1.0, attainable=10.0) == pytest.approx(1.0 / (22.0 * (1 + BM25_DELTA)))
-    # A memory holding each query term once at average length scores 1 / (k1 + 1) of it.
-    assert keyword_relevance(10.0 * (1 + BM25_DELTA), attainable=10.0) == pytest.approx(1 / (BM25_K1 + 1))
+    assert keyword_relevance(1.0, attainable=10.0) == pytest.approx(1.0 / 22.0)
     assert keyword_relevance(0.0, attainable=10.0) == 0.0 and keyword_relevance(50.0, attainable=10.0) <= 1.0
     # Dense relevance: how far a cosine stands above the scope's cosines, in [0, 1].
     assert dense_relevance(0.2, mean=0.2, std=0.05, n=1000) == pytest.approx(0.0, abs=0.02)

@@ -14,7 +14,6 @@ import math
 from array import array
 from typing import TYPE_CHECKING
 
-from memdream.model import scoring
 from memdream.model.scoring import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
@@ -124,7 +123,7 @@ class Postings:
             n = df.get(t, len(pos))
             idf = (weights or {}).get(t, 1.0) * math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
             norm = BM25_K1 * (1 - BM25_B + BM25_B * dl[pos] / (avgdl or 1.0))
-            scores[pos] += idf * (tf * (BM25_K1 + 1) / (tf + norm) + scoring.BM25_DELTA)  # a term occurs once per doc in `pos`
+            scores[pos] += idf * tf * (BM25_K1 + 1) / (tf + norm)  # a term occurs once per doc in `pos`
         hit = np.flatnonzero(scores)
         if hit.size == 0:
             return []

@@ -22,15 +22,6 @@ from memdream.model.entry import TYPE_PRIOR, Entry
 # BM25 (Robertson/Sparck Jones with Lucene's always-positive IDF), computed over the index's
 # tokens so it means the same in every scope and corpus size.
 BM25_K1, BM25_B = 1.2, 0.75
-# BM25+ (Lv and Zhai, "Lower-bounding term frequency normalization", CIKM 2011): each query
-# term a memory holds adds at least BM25_DELTA x its idf, however long the memory is. Plain
-# BM25's length normalization drives a long line's share of a term towards zero, so a long
-# line holding more of the query's terms lost to short lines holding fewer (at 100k synthetic
-# facts, 和韩梅梅约好9月11日一起去浦东新区吃手冲咖啡 ranked 87th for 9月11号我要跟韩梅梅去哪里吃东西,
-# below dozens of 韩梅梅的生日是...). 1.0 is the paper's value for every collection it tried,
-# not tuned here. Keyword relevance divides by (1 + BM25_DELTA) more, so a memory holding
-# each query term once at average length still scores 1 / (k1 + 1).
-BM25_DELTA = 1.0
 RECENCY_HALF_LIFE_DAYS = 30.0  # recency halves every 30 days since the entry was last touched
 IMPORTANCE_CAP = 2.0  # type prior + salience + recall bonus never exceeds this
 HIT_BONUS = 0.05  # each successful recall adds this much importance ...
@@ -174,7 +165,7 @@ def keyword_relevance(bm25_score: float, attainable: float) -> float:
     holding each query term once, at average length, scores 1 / (k1 + 1), about 0.45."""
     if attainable <= 0 or bm25_score <= 0:
         return 0.0
-    return min(1.0, bm25_score / ((BM25_K1 + 1.0) * (1.0 + BM25_DELTA) * attainable))
+    return min(1.0, bm25_score / ((BM25_K1 + 1.0) * attainable))
 
 
 def dense_relevance(cosine: float, mean: float, std: float, n: int = 1_000_000) -> float:
@@ -279,5 +270,5 @@ def bm25(
     w = weights or {}
     total = 0.0
     for t, f in tf.items():
-        total += w.get(t, 1.0) * idf(df.get(t, 0), n_docs) * (f * (BM25_K1 + 1) / (f + norm) + BM25_DELTA)
+        total += w.get(t, 1.0) * idf(df.get(t, 0), n_docs) * f * (BM25_K1 + 1) / (f + norm)
     return total
