@@ -27,6 +27,7 @@ on a fixed sample of SPREAD_SAMPLE vectors.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -109,6 +110,7 @@ class VectorStore:
         self.loads = 0  # full loads (read by tests: the incremental path must not reload)
         self.searches = 0
         self._rotations: dict[int, tuple] = {}
+        self._lock = threading.RLock()  # the loaded arrays change in place: one search or catch-up at a time
 
     @property
     def model(self) -> str:
@@ -163,6 +165,10 @@ class VectorStore:
         return meta.get("generation", 0), meta.get("epoch", 0), meta.get("vectors", 0)
 
     def _state(self, scope: Scope) -> _Loaded:
+        with self._lock:
+            return self._caught_up(scope)
+
+    def _caught_up(self, scope: Scope) -> _Loaded:
         gen, epoch, vgen = self._meta()
         st = self._loaded.get(scope.key)
         if st is None or epoch > st.gen or st.dim != self.embedder.dim:
@@ -375,10 +381,11 @@ class VectorStore:
     def _load(self, scope: Scope) -> tuple[list[int], "np.ndarray"]:
         """(rowids, vectors) of the scope's current entries with a vector, up to date (the
         dream phases read the matrix whole)."""
-        st = self._state(scope)
-        if st.dead:
-            self._compact(st)
-        return st.rowids[: st.n].tolist(), st.mat[: st.n]
+        with self._lock:
+            st = self._state(scope)
+            if st.dead:
+                self._compact(st)
+            return st.rowids[: st.n].tolist(), st.mat[: st.n].copy()
 
     def query_vector(self, query: str) -> "np.ndarray":
         return self.embedder.embed([query], kind="query")[0]
@@ -391,6 +398,10 @@ class VectorStore:
         """The `n` nearest current entries as (rowid, cosine), and the mean and standard deviation
         of the query's cosine over all the scope's current entries, and their number (what dense
         relevance is measured against: scoring.dense_relevance)."""
+        with self._lock:
+            return self._search(scope, qvec, n)
+
+    def _search(self, scope: Scope, qvec: "np.ndarray", n: int) -> tuple[list[tuple[int, float]], float, float, int]:
         import numpy as np
 
         st = self._state(scope)
@@ -436,13 +447,14 @@ class VectorStore:
 
         if not rows:
             return {}
-        st = self._state(scope)
-        pos = st.pos
         out: dict[int, float] = {}
-        inside = [(r.rowid, pos[r.rowid]) for r in rows if r.rowid in pos]
-        if inside:
-            sims = _dot(st.mat[[i for _, i in inside]], np.asarray(qvec, dtype=np.float32))
-            out = {rid: float(v) for (rid, _), v in zip(inside, sims)}
+        with self._lock:
+            st = self._state(scope)
+            pos = st.pos
+            inside = [(r.rowid, pos[r.rowid]) for r in rows if r.rowid in pos]
+            if inside:
+                sims = _dot(st.mat[[i for _, i in inside]], np.asarray(qvec, dtype=np.float32))
+                out = {rid: float(v) for (rid, _), v in zip(inside, sims)}
         rows = [r for r in rows if r.rowid not in out]  # archived or ended rows (as-of): from the table
         if not rows:
             return out
