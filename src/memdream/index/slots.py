@@ -157,8 +157,7 @@ def nearest_restatement(vectors, scope: Scope, text: str, threshold: float) -> t
     from memdream.model.similarity import may_fold_by_meaning
 
     vec = np.asarray(vectors.embedder.embed([text], kind="document")[0], dtype=np.float32)
-    with vectors.index.transaction() as db:
-        db.execute("INSERT OR REPLACE INTO vectors(model, hash, vec) VALUES (?, ?, ?)", (vectors.model, text_hash(text), vec.tobytes()))
+    vectors.store([(text_hash(text), vec.tobytes())])
     near = [(rid, cos) for rid, cos in vectors.nearest(scope, vec, RESTATEMENT_NEIGHBOURS) if cos >= threshold]
     if not near:
         return None
