@@ -173,3 +173,32 @@ def test_a_shell_reaching_under_the_facade_is_caught() -> None:
     """A shell importing the index is named by the shell rule (checked on a made-up edge)."""
     assert layer_of("memdream.cli.main") == SHELL and layer_of("memdream.index.db") not in (0, SHELL)
     assert layer_of("memdream.index.db") < layer_of("memdream.core") < layer_of("memdream.engine.write") < layer_of("memdream.dream.run") < layer_of("memdream.memory")
+
+
+
+def _private_reaches(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of each `x._name` where x is not self or cls: a reach into another
+    object's private members."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                out.append((node.lineno, node.attr))
+    return out
+
+
+def test_no_dream_phase_or_engine_module_reaches_into_private_members() -> None:
+    """Dream phases and the engine take the core and call what it offers, nothing private."""
+    bad = [
+        f"{path.relative_to(SRC)}:{line} .{attr}"
+        for name, path in MODULES.items()
+        if name.startswith(("memdream.dream", "memdream.engine"))
+        for line, attr in _private_reaches(path)
+    ]
+    assert bad == []
+
+
+def test_the_private_reach_check_sees_one(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f(mem):\n    mem._update(1)\n    self._ok = 1\n    return mem.__class__\n", encoding="utf-8")
+    assert _private_reaches(probe) == [(2, "_update")]

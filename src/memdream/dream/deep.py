@@ -155,7 +155,7 @@ def dense_links(mem: "Core", items: list[tuple[Entry, set[str]]], rowids: list[i
         import numpy as np
 
         vectors.embed_pending(mem.scope)
-        have, mat = vectors._load(mem.scope)
+        have, mat = vectors.matrix(mem.scope)
     except Exception as exc:  # noqa: BLE001 - the groups fall back to shared words
         plan.notes.append(f"groups by shared words: the embedder failed ({exc})")
         return None

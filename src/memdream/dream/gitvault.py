@@ -50,3 +50,10 @@ def revert(root: Path, sha: str, message: str) -> str | None:
         return None
     _git(root, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
     return _git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def dream_commit(root: Path, run: str) -> str | None:
+    """The commit a dream made (its message starts "dream RUN:"), newest first; None if there is none."""
+    res = _git(root, "log", "--format=%H", "-F", f"--grep=dream {run}:", check=False)
+    shas = res.stdout.split()
+    return shas[0] if shas else None

@@ -124,7 +124,7 @@ def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candid
         plan.notes.append(f"restatements not compared: the embedder failed ({exc})")
         return {}
     fresh = mem.index.current_rowids(mem.scope, (RESIDENT, RECALL), since_rowid)
-    rowids, mat = vectors._load(mem.scope)
+    rowids, mat = vectors.matrix(mem.scope)
     pos = {r: i for i, r in enumerate(rowids)}
     pairs: list[tuple[float, int, int]] = []
     for rid in fresh:

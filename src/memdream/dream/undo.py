@@ -25,7 +25,7 @@ def undo(core: "Core") -> dict[str, Any]:
     how = "ledger"
     if gitvault.is_git_vault(root):
         gitvault.commit_all(root, f"memdream: changes before undoing dream {rec['run']}")
-        sha = _dream_commit(root, rec["run"])
+        sha = gitvault.dream_commit(root, rec["run"])
         if sha and gitvault.revert(root, sha, f"undo dream {rec['run']}"):
             how = "git revert"
     if how == "ledger":
@@ -44,12 +44,6 @@ def undo(core: "Core") -> dict[str, Any]:
     if gitvault.is_git_vault(root):
         gitvault.commit_all(root, f"memdream: ledger after undoing dream {rec['run']}")
     return {"undone": rec["run"], "how": how, "files": sorted(rec["changes"])}
-
-
-def _dream_commit(root, run: str) -> str | None:  # type: ignore[no-untyped-def]
-    res = gitvault._git(root, "log", "--format=%H", "-F", f"--grep=dream {run}:", check=False)
-    shas = res.stdout.split()
-    return shas[0] if shas else None
 
 
 def _reverse(core: "Core", changes: dict[str, dict]) -> None:

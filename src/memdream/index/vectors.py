@@ -378,9 +378,9 @@ class VectorStore:
             st.sample, st.sample_at = st.mat[pick].copy(), st.live
         return st.sample
 
-    def _load(self, scope: Scope) -> tuple[list[int], "np.ndarray"]:
-        """(rowids, vectors) of the scope's current entries with a vector, up to date (the
-        dream phases read the matrix whole)."""
+    def matrix(self, scope: Scope) -> tuple[list[int], "np.ndarray"]:
+        """(rowids, vectors) of the scope's current entries with a vector, up to date: a copy
+        (the dream phases read the matrix whole)."""
         with self._lock:
             st = self._state(scope)
             if st.dead:
