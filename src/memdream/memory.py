@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ContextManager
 
 from memdream.clock import Clock
 from memdream.config import Config, load_config
+from memdream import engine
 from memdream.core import Core
 from memdream.recall.hits import FLUSH_AFTER, HitJournal
 from memdream.recall.snapshot import DEFAULT_BUDGET
@@ -41,54 +42,16 @@ if TYPE_CHECKING:
     from memdream.store.vault import Scope
 
 
-class _Module:
-    """An engine module imported on first use: a process that only recalls (a hook, a CLI
-    call) never loads the write path, the knowledge vault or the importers."""
-
-    __slots__ = ("_name", "_module")
-
-    def __init__(self, name: str) -> None:
-        self._name, self._module = name, None
-
-    def __getattr__(self, attr: str) -> Any:
-        if self._module is None:
-            self._module = importlib.import_module(self._name)
-        return getattr(self._module, attr)
-
-
-checks = _Module("memdream.engine.checks")
-conflicts_ = _Module("memdream.engine.conflicts")
-edits = _Module("memdream.engine.edits")
-hits_ = _Module("memdream.engine.hits")
-imports = _Module("memdream.engine.imports")
-reading = _Module("memdream.engine.reading")
-recall_ = _Module("memdream.engine.recall")
-vaultwide = _Module("memdream.engine.vaultwide")
-views = _Module("memdream.engine.views")
-write_path = _Module("memdream.engine.write")
-raw = _Module("memdream.index.raw")
-knowledge_ = _Module("memdream.knowledge.base")
-
 # Re-exported for the shells (they import nothing under the facade: tests/test_layers.py),
 # each loaded when a shell first asks for it.
 REEXPORTS = {
-    "Entry": ("memdream.model.entry", "Entry"),
-    "FOLDER_FORMATS": ("memdream.importers.folders", "FOLDER_FORMATS"),
-    "Hit": ("memdream.recall.search", "Hit"),
-    "IMPORT_HINTS": ("memdream.engine.imports", "IMPORT_HINTS"),
-    "ImportReport": ("memdream.engine.imports", "ImportReport"),
-    "LLM": ("memdream.llm.client", "LLM"),
-    "LLMError": ("memdream.llm.client", "LLMError"),
-    "Message": ("memdream.store.transcripts", "Message"),
-    "NOTE_CATEGORIES": ("memdream.knowledge.notes", "CATEGORIES"),
-    "NOTE_PRIORITIES": ("memdream.knowledge.notes", "PRIORITIES"),
-    "NoteInfo": ("memdream.knowledge.base", "NoteInfo"),
-    "PHASES": ("memdream.dream.plan", "PHASES"),
-    "Problem": ("memdream.doctor", "Problem"),
-    "Scheduler": ("memdream.dream.schedule", "Scheduler"),
-    "Scope": ("memdream.store.vault", "Scope"),
-    "TRANSCRIPT_FORMATS": ("memdream.importers", "FORMATS"),
-    "WriteOutcome": ("memdream.engine.write", "WriteOutcome"),
+    "Entry": ("memdream.model.entry", "Entry"), "Hit": ("memdream.recall.search", "Hit"), "Scope": ("memdream.store.vault", "Scope"),
+    "FOLDER_FORMATS": ("memdream.importers.folders", "FOLDER_FORMATS"), "TRANSCRIPT_FORMATS": ("memdream.importers", "FORMATS"),
+    "IMPORT_HINTS": ("memdream.engine.imports", "IMPORT_HINTS"), "ImportReport": ("memdream.engine.imports", "ImportReport"),
+    "LLM": ("memdream.llm.client", "LLM"), "LLMError": ("memdream.llm.client", "LLMError"), "Message": ("memdream.store.transcripts", "Message"),
+    "NOTE_CATEGORIES": ("memdream.knowledge.notes", "CATEGORIES"), "NOTE_PRIORITIES": ("memdream.knowledge.notes", "PRIORITIES"),
+    "NoteInfo": ("memdream.knowledge.base", "NoteInfo"), "PHASES": ("memdream.dream.plan", "PHASES"), "Problem": ("memdream.doctor", "Problem"),
+    "Scheduler": ("memdream.dream.schedule", "Scheduler"), "WriteOutcome": ("memdream.engine.write", "WriteOutcome"),
     "count_tokens": ("memdream.recall.snapshot", "count_tokens"),
 }
 
@@ -163,27 +126,27 @@ class Memory:
         """Where this scope's recall counts wait to be folded into the files."""
         return self.core.hit_journal
 
-    # -- writing (engine/write.py, engine/edits.py)
+    # -- writing (engine/write.py, engine/engine.edits.py)
     def remember(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> Entry:
         """Store a memory; returns the entry that now holds it (a new one, or the existing duplicate)."""
         return self.write(text, type=type, subject=subject, pin=pin, source=source).entry
 
     def write(self, text: str, type: str | None = None, subject: str | None = None, pin: bool = False, source: str = "user") -> WriteOutcome:
         """The write path (DESIGN section 5): validate, refuse secrets, classify, dedup or supersede, write."""
-        return write_path.write(self.core, text, type=type, subject=subject, pin=pin, source=source)
+        return engine.write.write(self.core, text, type=type, subject=subject, pin=pin, source=source)
 
     def forget(self, entry_id: str, hard: bool = False) -> Entry:
         """Soft: end the entry's validity and move its line to the archive. Hard: delete the line."""
-        return edits.forget(self.core, entry_id, hard)
+        return engine.edits.forget(self.core, entry_id, hard)
 
     def update(self, entry_id: str, text: str, source: str = "user") -> WriteOutcome:
         """Replace a memory's text: a new line supersedes the old one (`sup`), which ends and
         stays in the history. The type, subject and pin carry over."""
-        return edits.update(self.core, entry_id, text, source)
+        return engine.edits.update(self.core, entry_id, text, source)
 
     def pin(self, entry_id: str, pinned: bool = True) -> Entry:
         """Pin a memory: always in the resident snapshot (whatever its layer), never touched by dreams."""
-        return edits.pin(self.core, entry_id, pinned)
+        return engine.edits.pin(self.core, entry_id, pinned)
 
     def unpin(self, entry_id: str) -> Entry:
         """Undo `pin`: the memory is ranked and maintained like any other again."""
@@ -191,29 +154,29 @@ class Memory:
 
     def adopt(self) -> int:
         """Give every hand-written line of the scope an id (its text untouched); returns how many."""
-        return edits.adopt(self.core)
+        return engine.edits.adopt(self.core)
 
     def flush_hits(self) -> int:
         """Fold batched recall counts into the files (hc += n, la = last); returns hits folded."""
-        return hits_.flush_hits(self.core)
+        return engine.hits.flush_hits(self.core)
 
-    # -- reading (engine/reading.py)
+    # -- reading (engine/engine.reading.py)
     def get(self, entry_id: str) -> Entry:
         """The entry with this id (current or ended); `NotFound` if there is none."""
-        return reading.get(self.core, entry_id)
+        return engine.reading.get(self.core, entry_id)
 
     def list(self, layer: str | None = None, include_ended: bool = False) -> list[Entry]:
         """Entries by layer (default: resident and recall), oldest first; `include_ended` adds superseded
         ones (the archive layer, asked for by name, always lists its ended entries)."""
-        return reading.entries(self.core, layer, include_ended)
+        return engine.reading.entries(self.core, layer, include_ended)
 
     def history(self, subject_or_id: str) -> list[Entry]:
         """The supersede trail of a subject (or of the entry with that id), oldest first."""
-        return reading.history(self.core, subject_or_id)
+        return engine.reading.history(self.core, subject_or_id)
 
     def stats(self) -> dict[str, int]:
         """Counts of the scope's currently valid memories, by layer and type."""
-        return reading.stats(self.core)
+        return engine.reading.stats(self.core)
 
     # -- recall (DESIGN section 6; engine/recall.py)
     def recall(self, query: str, k: int = 10, as_of: datetime | str | None = None, rank_by: str = "score") -> list[Hit]:
@@ -222,28 +185,28 @@ class Memory:
         Only currently valid entries, or those valid at `as_of` (a datetime, or a date /
         ISO string; a bare date means the end of that day). Hits are counted (batched).
         """
-        return recall_.recall(self.core, query, k, as_of, rank_by, self.hit_flush_after)
+        return engine.recall.recall(self.core, query, k, as_of, rank_by, self.hit_flush_after)
 
     def as_of(self, when: datetime | str | None) -> datetime | None:
         """Read an as-of time as recall does (a bare date is the end of that day)."""
-        return recall_.parse_as_of(self.core, when)
+        return engine.recall.parse_as_of(self.core, when)
 
     def embed_pending(self, limit: int | None = None, progress=None) -> int:  # type: ignore[no-untyped-def]
         """Embed the scope's entries that lack a vector for the configured model (0 without an embedder)."""
-        return recall_.embed_pending(self.core, limit, progress)
+        return engine.recall.embed_pending(self.core, limit, progress)
 
     def snapshot(self, budget: int = DEFAULT_BUDGET, refresh: bool = False) -> Snapshot:
         """The resident layer, plus pinned recall-layer facts ("pinned memories are always
         resident"), frozen at the first call for the life of this Memory (a session)."""
         if self._snapshot is None or refresh or self._snapshot.budget != budget:
-            self._snapshot = recall_.resident_snapshot(self.core, budget)
+            self._snapshot = engine.recall.resident_snapshot(self.core, budget)
         return self._snapshot
 
     def context(self, query: str | None = None, budget: int = DEFAULT_BUDGET, k: int = 8, one_to_one: bool = True) -> ContextBlock:
         """What an agent injects each turn: the frozen resident snapshot, then the entries
         recalled for `query`, then active-recall snippets from past conversations."""
-        snap = self.snapshot(recall_.resident_budget(budget))
-        return recall_.context(
+        snap = self.snapshot(engine.recall.resident_budget(budget))
+        return engine.recall.context(
             snap, query, budget, k, lambda q, n: self.recall(q, k=n), lambda q: self.active_recall(q, one_to_one=one_to_one)
         )
 
@@ -258,14 +221,16 @@ class Memory:
 
     def search_raw(self, query: str, k: int = 5) -> list[Snippet]:
         """Full-text search over stored transcripts (the raw layer)."""
-        raw.sync_raw(self.index, self.scope)
-        return raw.search_raw(self.index, self.scope, query, k)
+        from memdream.index.raw import search_raw, sync_raw
 
-    # -- imports and exports (engine/imports.py, store/backup.py)
+        sync_raw(self.index, self.scope)
+        return search_raw(self.index, self.scope, query, k)
+
+    # -- imports and exports (engine/engine.imports.py, store/backup.py)
     def import_transcripts(self, fmt: str, path: str | os.PathLike[str]) -> ImportReport:
         """Store conversation transcripts verbatim under memory/sessions/ (idempotent), except
         for lines that hold a credential: those are replaced by a note and reported as refused."""
-        return imports.import_transcripts(self.core, fmt, path)
+        return engine.imports.import_transcripts(self.core, fmt, path)
 
     def export(self, to: str | os.PathLike[str], scope: Scope | None = None):  # type: ignore[no-untyped-def]
         """Copy the vault's truth (every Markdown file, the dream ledgers, memdream.toml; not
@@ -277,33 +242,37 @@ class Memory:
     def import_vault(self, path: str | os.PathLike[str]) -> ImportReport:
         """Restore a copy that `export` wrote: each file the vault lacks is written; a file
         already there with other content is kept and reported. The index follows."""
-        return imports.import_vault(self.core, path)
+        return engine.imports.import_vault(self.core, path)
 
     def check_import_source(self, path: str | os.PathLike[str], from_scope: str | None = None) -> None:
         """Refuse to import from another scope of this vault (its memories would cross into
         this scope without a word) unless `from_scope` names that scope ("agent/user")."""
-        imports.check_import_source(self.core, path, from_scope)
+        engine.imports.check_import_source(self.core, path, from_scope)
 
     def import_folder(self, fmt: str, path: str | os.PathLike[str], from_scope: str | None = None) -> ImportReport:
         """Import another memory system's folder (claude-code, openclaw, cowagent): list items
         become memories through the write path; daily logs join the daily memory; the rest is
         kept verbatim in the raw layer. Importing twice adds nothing. A folder of another scope
         of this vault is refused unless `from_scope` names it."""
-        return imports.import_folder(self.core, fmt, path, from_scope)
+        return engine.imports.import_folder(self.core, fmt, path, from_scope)
 
     # -- the knowledge vault (DESIGN section 8)
     def now(self, text: str | None = None) -> str:
         """NOW.md: the current text, or replace it with `text` (the only file written in place)."""
+        from memdream.knowledge.base import NOW_MAX_CHARS, check_size
+
         if text is not None:
-            knowledge_.check_size(text, knowledge_.NOW_MAX_CHARS, "the NOW.md text", "keep NOW.md to the current state")  # before the scan
-            checks.no_secret(text)
+            check_size(text, NOW_MAX_CHARS, "the NOW.md text", "keep NOW.md to the current state")  # before the scan
+            engine.checks.no_secret(text)
             self.knowledge.set_now(text)
         return self.knowledge.now()
 
     def log(self, title: str, body: str = "") -> tuple[Path, str]:
         """Append a "### HH:MM — Title" block to today's daily log; returns (file, heading)."""
-        knowledge_.check_size(f"{title}{body}", knowledge_.MAX_LOG_CHARS, "the log block", "put long text in a knowledge file")  # before the scan
-        checks.no_secret(f"{title}\n{body}")
+        from memdream.knowledge.base import MAX_LOG_CHARS, check_size
+
+        check_size(f"{title}{body}", MAX_LOG_CHARS, "the log block", "put long text in a knowledge file")  # before the scan
+        engine.checks.no_secret(f"{title}\n{body}")
         return self.knowledge.log(title, body)
 
     def note(self, category: str, topic: str, text: str, priority: str | None = None, tags: tuple[str, ...] = ()) -> NoteOutcome:
@@ -314,11 +283,11 @@ class Memory:
     def conflicts(self) -> list[Conflict]:
         """Every open conflict: contradictory knowledge paragraphs, contradictory memories, and
         memories waiting for the user's confirmation (id p-<entry id>; a: nothing, b: the text)."""
-        return conflicts_.conflicts(self.core)
+        return engine.conflicts.conflicts(self.core)
 
     def resolve(self, conflict_id: str, keep: str, text: str | None = None) -> Conflict:
         """Close a conflict: the side not kept is superseded (memories) or marked superseded (knowledge)."""
-        return conflicts_.resolve(self.core, conflict_id, keep, text)
+        return engine.conflicts.resolve(self.core, conflict_id, keep, text)
 
     def gc(self, dry_run: bool = False) -> Plan:
         """Archive cold knowledge-vault files by the OpenClaw rules; `dry_run` changes nothing."""
@@ -333,24 +302,16 @@ class Memory:
         from memdream.errors import RefusedInput
         from memdream.store.vault import Scope
 
-        source = knowledge_.Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock, None)
+        from memdream.knowledge.base import Knowledge
+
+        source = Knowledge(self.vault, Scope(user=self.scope.user, agent=from_agent), self.writer, self.clock, None)
         if source.scope == self.scope:
             raise RefusedInput("an agent cannot aggregate its own logs", "name another agent with --from")
         return self.knowledge.aggregate(source)
 
     def lookup(self, query: str, archive: bool = False) -> LookupResult:
         """INDEX.md, then the named file, then search; the result says which level answered."""
-
-        def search(q: str, include_archive: bool) -> list[dict]:
-            hits = [{"kind": "memory", "path": h.entry.id, "text": h.text, "score": round(h.score, 3)} for h in self.recall(q, k=5)]
-            raw.sync_raw(self.index, self.scope)
-            docs = raw.search_raw(self.index, self.scope, q, 5, kinds=("note", "log", "reflection"), archived=include_archive)
-            hits += [{"kind": "document", "path": s.path, "text": s.text, "score": round(s.score, 3)} for s in docs]
-            return hits
-
-        from memdream.knowledge.lookup import lookup
-
-        return lookup(self.knowledge, query, search, archive)
+        return engine.recall.lookup(self.core, lambda q: self.recall(q, k=5), query, archive)
 
     # -- dreaming (DESIGN section 9; dream/run.py)
     def dream(self, phases: list[str] | tuple[str, ...] | None = None, days: int = 3, dry_run: bool = False, force: bool = True, progress=None) -> "DreamReport":  # type: ignore[no-untyped-def]
@@ -372,14 +333,9 @@ class Memory:
         With `messages` (role/content dicts: the part of a chat that was trimmed), they are
         first stored verbatim in the raw layer, then summarized. Without, the day's stored
         conversations not yet flushed are summarized."""
-        from memdream.dream.flush import flush
-        from memdream.engine.flush import store_trimmed
+        from memdream.dream.flush import flush_chat
 
-        when = date.fromisoformat(day) if day else self.clock.now().date()
-        if messages is None:
-            return flush(self.core, when)
-        stored = store_trimmed(self.core, messages)
-        return flush(self.core, self.clock.now().date(), [stored]) if stored else flush(self.core, when, [])
+        return flush_chat(self.core, messages, date.fromisoformat(day) if day else None)
 
     # -- for the web console and chat (engine/views.py)
     def generation(self) -> int:
@@ -391,26 +347,26 @@ class Memory:
     def versioned(self, layer: str | None = None) -> list[tuple[Entry, str]]:
         """What `list(layer)` lists, each entry with the version of its line: the version a
         change made through `at_version` names."""
-        return views.versioned(self.core, layer)
+        return engine.views.versioned(self.core, layer)
 
     def versions(self, entry_ids: Iterable[str]) -> dict[str, str]:
         """The version of the current line of each of `entry_ids` (an id without one is left out)."""
-        return views.versions(self.core, entry_ids)
+        return engine.views.versions(self.core, entry_ids)
 
     def at_version(self, entry_id: str, version: str | None) -> ContextManager[Entry]:
         """Hold the writer lock while the current line of `entry_id` is the one at `version`
         (from `versioned` or `versions`): the changes made inside are made against what was
         shown. `NotFound` if it has no current line; `ChangedOnDisk` if the line reads otherwise
         now (a hand edit, another program): nothing is written."""
-        return views.at_version(self.core, entry_id, version)
+        return engine.views.at_version(self.core, entry_id, version)
 
     def lines_in(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         """For each (vault path, entry id): the line of that id in that file now, or None."""
-        return views.lines_in(self.core, wanted)
+        return engine.views.lines_in(self.core, wanted)
 
     def scope_problems(self) -> list[Problem]:
         """`memdream doctor`'s checks of this scope only: what its web console may show."""
-        return vaultwide.scope_problems(self.core)
+        return engine.vaultwide.scope_problems(self.core)
 
     def notes(self) -> list[NoteInfo]:
         """The scope's knowledge files as INDEX.md lists them (category, priority, status, staleness)."""
@@ -418,21 +374,21 @@ class Memory:
 
     def daily_logs(self, n: int = 7) -> list[tuple[str, str]]:
         """The newest `n` daily logs (memory/YYYY-MM-DD.md) as (day, text), newest first."""
-        return views.newest_days(self.vault.memory_dir(self.scope), n)
+        return engine.views.newest_days(self.vault.memory_dir(self.scope), n)
 
     def daily_log(self, day: date | None = None) -> str:
         """The daily log of `day` (today by default) as it is on disk; "" if there is none."""
-        return views.daily_log(self.core, day)
+        return engine.views.daily_log(self.core, day)
 
     def resident_text(self) -> str:
         """MEMORY.md, the resident layer's file, as it is on disk (after a sync); "" if there is none."""
-        return views.resident_text(self.core)
+        return engine.views.resident_text(self.core)
 
     def diaries(self, n: int = 30) -> list[tuple[str, str]]:
         """The newest `n` dream diaries (memory/dreams/YYYY-MM-DD.md) as (day, text), newest first."""
         from memdream.dream.ledger import ledger_path
 
-        return views.newest_days(ledger_path(self.core).parent, n, "*.md")
+        return engine.views.newest_days(ledger_path(self.core).parent, n, "*.md")
 
     def dream_records(self) -> list[dict]:
         """The dream ledger, oldest first: one record per dream (its changes by file: the lines
@@ -461,7 +417,7 @@ class Memory:
     def keep_chat(self, session_id: str, started: datetime, messages: list[Message], part: int = 1, title: str = "memdream chat") -> str:
         """Store a chat's transcript so far in the raw layer (memory/sessions/DAY/SESSION[-PART].md),
         rewritten as the chat goes on; returns its vault path (what `flush_chat` takes)."""
-        return views.keep_chat(self.core, session_id, started, messages, part, title)
+        return engine.views.keep_chat(self.core, session_id, started, messages, part, title)
 
     def flush_chat(self, path: str, day: date) -> "FlushReport":
         """Summarize one stored conversation (its vault path, from `keep_chat`) into the daily memory of `day`."""
@@ -469,10 +425,10 @@ class Memory:
 
         return flush(self.core, day, [path])
 
-    # -- for the CLI: the whole vault (engine/vaultwide.py)
+    # -- for the CLI: the whole vault (engine/engine.vaultwide.py)
     def write_config_template(self) -> bool:
         """Write the commented memdream.toml into the vault if it has none; True when written."""
-        return vaultwide.write_config_template(self.core)
+        return engine.vaultwide.write_config_template(self.core)
 
     def scopes(self) -> list[Scope]:
         """Every scope of the vault (not only this one)."""
@@ -489,17 +445,17 @@ class Memory:
 
     def rebuild_index(self) -> int:
         """Delete the index and build it again from every scope's files, transcripts too; returns the entries indexed."""
-        return vaultwide.rebuild_index(self.core)
+        return engine.vaultwide.rebuild_index(self.core)
 
     def sync_all(self) -> int:
         """Catch the index up with hand edits in every scope of the vault; returns the files re-read."""
-        return vaultwide.sync_all(self.core)
+        return engine.vaultwide.sync_all(self.core)
 
     def doctor(self, fix: bool = False) -> tuple[list[str], list[str], list[str], list[Problem]]:
         """Check that every file parses and the index agrees with the files. With `fix`, first
         delete the temp files interrupted writes left and put back acknowledged memories no
         file holds any more. Returns (temp files removed, restored, not restored, problems)."""
-        return vaultwide.doctor(self.core, fix)
+        return engine.vaultwide.doctor(self.core, fix)
 
 
 def open_memory(

@@ -145,3 +145,16 @@ def flush(mem: "Core", day: date, transcripts: list[str] | None = None) -> Flush
         f"; the model kept nothing of {len(report.empty)} other(s), which can be flushed again" if report.empty else ""
     )
     return report
+
+
+def flush_chat(core: "Core", messages: list[dict] | None, day: date | None) -> FlushReport:
+    """With `messages` (a chat's trimmed part), keep them in the raw layer, then summarize
+    them into today's daily memory; without, summarize the stored conversations of `day`
+    (today by default) not yet flushed."""
+    from memdream.engine.flush import store_trimmed
+
+    when = day or core.clock.now().date()
+    if messages is None:
+        return flush(core, when)
+    stored = store_trimmed(core, messages)
+    return flush(core, core.clock.now().date(), [stored]) if stored else flush(core, when, [])

@@ -25,3 +25,4 @@ def store_trimmed(core: Core, messages: list[dict]) -> str | None:
     text = render_transcript(t)
     core.writer.write_text(target, lambda old: text if old is None else None)
     return core.vault.relpath(target)
+

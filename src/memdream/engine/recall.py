@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from memdream.core import Core
 from memdream.engine.hits import count_hits
@@ -16,6 +17,9 @@ from memdream.recall.search import Dense, Hit
 from memdream.recall.search import recall as recall_hits
 from memdream.recall.slots import collapse as collapse_slots
 from memdream.recall.snapshot import RESIDENT_SHARE, SNIPPET_SHARE, ContextBlock, Snapshot, Snippet, build_snapshot, count_tokens, fit
+
+if TYPE_CHECKING:
+    from memdream.knowledge.lookup import LookupResult
 
 EMBED_AT_RECALL = 256  # a recall embeds at most this many new entries first; `memdream index embed` does the rest
 
@@ -130,3 +134,19 @@ def resident_budget(budget: int) -> int:
     if budget < 1:
         raise RefusedInput("the budget must be at least 1 token", "pass --budget 2000 or so")
     return max(1, int(budget * RESIDENT_SHARE))
+
+
+def lookup(core: Core, recall: Callable[[str], list[Hit]], query: str, archive: bool = False) -> "LookupResult":
+    """INDEX.md, then the named file, then search (memories by `recall`, then knowledge
+    files, logs and reflections); the result says which level answered."""
+    from memdream.index.raw import search_raw, sync_raw
+    from memdream.knowledge.lookup import lookup as three_levels
+
+    def search(q: str, include_archive: bool) -> list[dict]:
+        hits = [{"kind": "memory", "path": h.entry.id, "text": h.text, "score": round(h.score, 3)} for h in recall(q)]
+        sync_raw(core.index, core.scope)
+        docs = search_raw(core.index, core.scope, q, 5, kinds=("note", "log", "reflection"), archived=include_archive)
+        hits += [{"kind": "document", "path": s.path, "text": s.text, "score": round(s.score, 3)} for s in docs]
+        return hits
+
+    return three_levels(core.knowledge, query, search, archive)

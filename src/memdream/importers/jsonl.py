@@ -8,7 +8,6 @@ become different transcripts. "content" may also be a list of {"type": "text", "
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 from memdream.importers.common import parse_when, read_text
