@@ -109,11 +109,10 @@ def _dream(core: "Core", chosen: list[str], days: int, dry_run: bool, force: boo
         adopt(core)  # hand-written lines get their id first: a dream moves and marks lines by id
         flush_hits(core)  # the lifecycle reads recall counts from the files
     sections: list[str] = []
-    book = Book(core, now)
-    no_model_said = False
+    said_no_model = False
     record: dict[str, Any] = {"run": report.run, "at": now.isoformat(), "phases": {}, "changes": {}, "replayed": []}
     plans = planners()
-    where.record, where.book = record, book
+    where.record, where.book = record, Book(core, now)
     for phase in chosen:
         where.phase = phase
         if progress:
@@ -127,16 +126,8 @@ def _dream(core: "Core", chosen: list[str], days: int, dry_run: bool, force: boo
                 record["replayed"] += plan.replayed
         record["phases"][phase] = pr.status
         report.phases.append(pr)
-        if plan.status == NO_MODEL:
-            if no_model_said:
-                continue  # one status line for all the model phases
-            no_model_said = True
-            plan = Plan("model phases", status=NO_MODEL)
-        if pr.status != "nothing to do" or plan.rejected or plan.notes or plan.seconds:  # a model asked: the diary says what came of it
-            text = diary.section(plan, applied, core.clock.now(), dry_run)
-            sections.append(text)
-            if not dry_run:
-                book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected) or bool(plan.seconds))
+        _tell_diary(core, plan, pr, applied, sections, where.book, dry_run, said_no_model)
+        said_no_model = said_no_model or plan.status == NO_MODEL
     if dry_run:
         report.diary = "\n".join(s.rstrip("\n") + "\n" for s in sections)
         planned = [p for p in report.phases if p.status == "dry run"]
@@ -145,11 +136,25 @@ def _dream(core: "Core", chosen: list[str], days: int, dry_run: bool, force: boo
         return report
     ledger.save_state(core, state)
     if report.changes or any(p.status in ("rolled back",) or p.rejected or p.seconds for p in report.phases):
-        report.diary = core.vault.relpath(book.path)
+        report.diary = core.vault.relpath(where.book.path)
         ledger.put(core, record)
         if git:
             report.commit = gitvault.commit_all(core.vault.root, _commit_message(report))
     return report
+
+
+def _tell_diary(core: "Core", plan: Plan, pr: PhaseReport, applied: Any, sections: list[str], book: Book, dry_run: bool, said_no_model: bool) -> None:
+    """The phase's diary section, if it did or was told anything (a model asked: the diary
+    says what came of it); the model phases skipped for want of a model share one line."""
+    if plan.status == NO_MODEL:
+        if said_no_model:
+            return
+        plan = Plan("model phases", status=NO_MODEL)
+    if pr.status != "nothing to do" or plan.rejected or plan.notes or plan.seconds:
+        text = diary.section(plan, applied, core.clock.now(), dry_run)
+        sections.append(text)
+        if not dry_run:
+            book.add(text, worth=bool(pr.changes) or pr.status == "rolled back" or bool(pr.rejected) or bool(plan.seconds))
 
 
 class Stopped(SystemExit):
