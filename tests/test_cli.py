@@ -230,3 +230,12 @@ def test_shell_completion_as_documented(tmp_path: Path) -> None:
         assert want in out, out
     for doc in ("README.md", "docs/cli.md"):
         assert "_MEMDREAM_COMPLETE=bash_source memdream" in (Path(__file__).parent.parent / doc).read_text(encoding="utf-8")
+
+
+def test_a_bad_date_is_refused_with_the_form_not_a_traceback(v: str) -> None:
+    run("log", "部署完成", "--vault", v)
+    for args in (("reflect", "--date", "nope"), ("flush", "--day", "2026-13-40"), ("reflect", "--date", "六月一日")):
+        r = run(*args, "--vault", v)
+        assert r.exit_code == 1, (args, r.output)
+        assert "YYYY-MM-DD" in r.output  # the error says the form (run() lets any other exception through)
+    assert run("reflect", "--date", "2026-06-01", "--vault", v).exit_code == 0

@@ -295,7 +295,7 @@ class Memory:
 
     def reflect(self, day: str | None = None) -> Path:
         """Write memory/reflections/DAY.md (a mechanical summary without a model)."""
-        return self.knowledge.reflect(date.fromisoformat(day) if day else None)
+        return self.knowledge.reflect(engine.checks.parse_day(day, "the date"))
 
     def aggregate(self, from_agent: str) -> int:
         """Copy a sub-agent's new daily-log blocks (same user) into this scope's logs; idempotent."""
@@ -335,7 +335,7 @@ class Memory:
         conversations not yet flushed are summarized."""
         from memdream.dream.flush import flush_chat
 
-        return flush_chat(self.core, messages, date.fromisoformat(day) if day else None)
+        return flush_chat(self.core, messages, engine.checks.parse_day(day))
 
     # -- for the web console and chat (engine/views.py)
     def generation(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from datetime import date
 
 from memdream.errors import RefusedInput, SecretRefused
 from memdream.model.secrets import find_secret
@@ -42,3 +43,13 @@ def no_secret(text: str, what: str = "the text", hint: str = "keep secrets in a 
     kind = find_secret(text)
     if kind:
         raise SecretRefused(f"refused: {what} looks like {kind}; credentials never enter memory", hint)
+
+
+def parse_day(text: str | None, what: str = "the day") -> date | None:
+    """A YYYY-MM-DD date (None for none); RefusedInput saying the form otherwise."""
+    if text is None or text == "":
+        return None
+    try:
+        return date.fromisoformat(str(text).strip())
+    except ValueError as exc:
+        raise RefusedInput(f"cannot read {what} {text!r}", "give it as YYYY-MM-DD, e.g. 2026-06-01") from exc
