@@ -14,6 +14,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from memdream.dream.plan import Drop, Move, Plan
+from memdream.index.db import LifecycleDue
 from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
 from memdream.model.lifecycle import (
     ARCHIVE_IT,
@@ -27,6 +28,7 @@ from memdream.model.lifecycle import (
     UNIMPORTANT_MAX,
     Candidate,
     State,
+    comparable,
     decide,
     duplicates,
 )
@@ -71,15 +73,25 @@ def _candidates(rows: list[tuple]) -> list[Candidate]:
     ]
 
 
-def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
+def _near_duplicates(mem: "Core", since_rowid: int, bulk: bool = True) -> dict[str, Candidate]:
     """Near-duplicate groups among the scope's current entries. With `since_rowid` (the index's
     high-water mark at the last light dream), only lines new or changed since are compared,
     each with the entries that share most of its rarest terms (an index query): pairs of older lines
-    were settled by earlier dreams. Without, every entry is compared (the first dream)."""
+    were settled by earlier dreams. Without, every entry is compared (the first dream); `bulk`
+    leaves out first the entries that cannot be compared (the same groups, in a fraction of the time)."""
     if not since_rowid:
-        cands = _candidates(mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL)))
-        df = Counter(chain.from_iterable(set(c.tokens) for c in cands))  # the scope's own document frequencies
-        return duplicates(cands, df.__getitem__)
+        rows = mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL))
+        if not bulk:
+            cands = _candidates(rows)
+            df = Counter(chain.from_iterable(set(c.tokens) for c in cands))  # the scope's own document frequencies
+            return duplicates(cands, df.__getitem__)
+        # In bulk: the same document frequencies, then only the entries `duplicates` can
+        # compare at all (model/lifecycle.py comparable) are made candidates and grouped.
+        toks = [r[9].split() for r in rows]
+        df = Counter(chain.from_iterable(set(t) for t in toks))
+        open_ = [(r[1], t) for r, t in zip(rows, toks) if r[1] and not (r[8] or r[3] == "rule")]
+        keep = comparable(open_, df.__getitem__)
+        return duplicates(_candidates([r for r in rows if r[1] in keep]), df.__getitem__)
     fresh = _candidates(mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL), since_rowid))
     if not fresh:
         return {}
@@ -179,23 +191,39 @@ def high_water(mem: "Core") -> int:
     return mem.index.high_water()
 
 
-def plan_light(mem: "Core", budget: int, since_rowid: int = 0) -> Plan:
+def plan_light(mem: "Core", budget: int, since_rowid: int = 0, bulk: bool = True) -> Plan:
+    """The light phase's plan. `bulk` (the default) asks the index for the rows a rule may apply
+    to and counts the rest in SQL, and groups near-duplicates among the entries that can be
+    compared only; without it every row is read and looked at here. Both give the same plan
+    (tests/test_light_bulk.py)."""
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()
-    rows = mem.index.entries_for_lifecycle(mem.scope, (RESIDENT, RECALL))
-    plan.seen = len(rows)
+    layers = (RESIDENT, RECALL)
+    if not bulk:
+        rows = mem.index.entries_for_lifecycle(mem.scope, layers)
+        plan.seen = len(rows)
     healed = _copies(mem, plan)
-    dups = {k: v for k, v in _near_duplicates(mem, since_rowid).items() if k not in healed}
+    dups = {k: v for k, v in _near_duplicates(mem, since_rowid, bulk).items() if k not in healed}
     for k, v in _restatements(mem, since_rowid, plan).items():
         if k not in healed and k not in dups and v.id not in dups:
             dups[k] = v
-    resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
-    leaving = 0
-    promotions: list[Move] = []
     # Recall counts not yet folded into the files: a real dream folds them before planning, so
     # none are left then; a dry run counts them in, to plan what the real run would apply.
     pending = mem.hit_journal.peek()
+    if bulk:
+        plan.seen = mem.index.count_entries(mem.scope, layers)
+        resident_now = mem.index.count_entries(mem.scope, (RESIDENT,), current_only=True)
+        due = LifecycleDue(
+            now=t_now, promote_hits=PROMOTE_HITS, important_types=tuple(sorted(t for t, p in TYPE_PRIOR.items() if p > UNIMPORTANT_MAX)),
+            stale_days=STALE_DAYS, stale_context_days=STALE_CONTEXT_DAYS, context_type=CONTEXT, demote_idle_days=DEMOTE_IDLE_DAYS,
+            preference_type=PREFERENCE, ids=frozenset(dups) | frozenset(pending),
+        )  # fmt: skip
+        rows = mem.index.lifecycle_due(mem.scope, due)
+    else:
+        resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
+    leaving = 0
+    promotions: list[Move] = []
     for eid, path, layer, type_, text, line, vf, vt, ca, la, hits, sal, _pin in rows:
         bump = pending.get(eid) if eid else None
         if bump is not None:
