@@ -1,6 +1,7 @@
 """Benchmark: recall and context latency at 10k and 100k entries, keyword and hybrid, and index rebuild rate.
 
     .venv/bin/python bench/recall_latency.py [--sizes 10000,100000] [--queries 200] [--report docs/benchmarks.md]
+    .venv/bin/python bench/recall_latency.py --sizes 1000000 --keyword-only --report ""   # a million entries
 
 Each size: a fresh vault whose recall files are written directly, `index rebuild` timed, then
 the same queries (2-3 content words of stored facts, Chinese and English) through
@@ -18,6 +19,7 @@ import argparse
 import os
 import platform
 import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -58,7 +60,7 @@ def timed(fn, items) -> list[float]:  # type: ignore[no-untyped-def]
     return out
 
 
-def bench(size: int, nq: int) -> dict:
+def bench(size: int, nq: int, hybrid: bool = True) -> dict:
     texts = facts(size, seed=11)
     queries = make_queries(texts, nq)
     clock = FrozenClock(datetime(2026, 1, 15, tzinfo=timezone.utc))
@@ -75,7 +77,12 @@ def bench(size: int, nq: int) -> dict:
         ctx = timed(lambda q: mem.context(query=q, budget=2000), queries[: nq // 2])
         db = mem.index.db
         floor = timed(lambda q: db.execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 100", (match_expression(query_tokens(q)[:8]),)).fetchall(), queries)
+        index_mb = sum(os.path.getsize(str(mem.vault.index_path) + x) for x in ("", "-wal") if os.path.exists(str(mem.vault.index_path) + x)) / 1e6
+        files = len(list(mem.vault.recall_dir(mem.scope).rglob("*.md")))
         mem.close()
+        extra = {"index_mb": index_mb, "files": files, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        if not hybrid:
+            return {"size": size, "rebuild": rebuild, "kw": kw, "ctx": ctx, "hyb": [float("nan")], "floor": floor, "stand_in_embed_s": 0.0, **extra}
         hyb_mem = Memory(cfg, clock, HashEmbedder(dim=384))
         t = time.perf_counter()
         hyb_mem.embed_pending()
@@ -84,7 +91,7 @@ def bench(size: int, nq: int) -> dict:
         hyb = timed(lambda q: hyb_mem.recall(q, k=10), queries)
         hyb_mem.close()
     return {
-        "size": size, "rebuild": rebuild, "kw": kw, "ctx": ctx, "hyb": hyb, "floor": floor, "stand_in_embed_s": embed_s,
+        "size": size, "rebuild": rebuild, "kw": kw, "ctx": ctx, "hyb": hyb, "floor": floor, "stand_in_embed_s": embed_s, **extra,
     }  # fmt: skip
 
 
@@ -118,12 +125,15 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--report", default="docs/benchmarks.md")
     ap.add_argument("--note", default="")
+    ap.add_argument("--keyword-only", action="store_true", help="skip the hybrid run (embedding every entry with the stand-in)")
     args = ap.parse_args()
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"[bench] {size:,} entries ...", file=sys.stderr, flush=True)
-        r = bench(size, args.queries)
-        print(f"[bench] {size:,}: keyword p50 {statistics.median(r['kw']):.2f} ms, hybrid p50 {statistics.median(r['hyb']):.2f} ms, rebuild {r['rebuild']:,.0f}/s", file=sys.stderr, flush=True)
+        r = bench(size, args.queries, hybrid=not args.keyword_only)
+        print(f"[bench] {size:,}: keyword p50 {statistics.median(r['kw']):.2f} / p95 {pct(r['kw'], 95):.2f} ms, context p50 {statistics.median(r['ctx']):.2f} ms, "
+              f"hybrid p50 {statistics.median(r['hyb']):.2f} ms, FTS5 floor p50 {statistics.median(r['floor']):.2f} ms, rebuild {r['rebuild']:,.0f}/s; "
+              f"{r['files']} recall files, index {r['index_mb']:.0f} MB, peak RSS {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)  # fmt: skip
         rows.append(r)
     cmd = "python bench/recall_latency.py " + " ".join(a for a in sys.argv[1:] if a != args.note and not a.startswith("--note"))
     section = render(rows, cmd.strip(), args.note)
