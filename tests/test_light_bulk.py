@@ -1,6 +1,6 @@
 """The light phase planned from the index in bulk gives the plan the per-entry planner gives
 (issue 21, point 3): the rows a rule may apply to chosen by one SQL query, and near-duplicates
-grouped among the entries that can be compared only.
+grouped as before (model/lifecycle.py duplicates).
 
 The vault is generated and real: recall files over several months written as the writer lays
 them out (English and Chinese lines, near-duplicates, ended lines, recalled lines, old context,

@@ -28,7 +28,6 @@ from memdream.model.lifecycle import (
     UNIMPORTANT_MAX,
     Candidate,
     State,
-    comparable,
     decide,
     duplicates,
 )
@@ -73,25 +72,15 @@ def _candidates(rows: list[tuple]) -> list[Candidate]:
     ]
 
 
-def _near_duplicates(mem: "Core", since_rowid: int, bulk: bool = True) -> dict[str, Candidate]:
+def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
     """Near-duplicate groups among the scope's current entries. With `since_rowid` (the index's
     high-water mark at the last light dream), only lines new or changed since are compared,
     each with the entries that share most of its rarest terms (an index query): pairs of older lines
-    were settled by earlier dreams. Without, every entry is compared (the first dream); `bulk`
-    leaves out first the entries that cannot be compared (the same groups, in a fraction of the time)."""
+    were settled by earlier dreams. Without, every entry is compared (the first dream)."""
     if not since_rowid:
-        rows = mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL))
-        if not bulk:
-            cands = _candidates(rows)
-            df = Counter(chain.from_iterable(set(c.tokens) for c in cands))  # the scope's own document frequencies
-            return duplicates(cands, df.__getitem__)
-        # In bulk: the same document frequencies, then only the entries `duplicates` can
-        # compare at all (model/lifecycle.py comparable) are made candidates and grouped.
-        toks = [r[9].split() for r in rows]
-        df = Counter(chain.from_iterable(set(t) for t in toks))
-        open_ = [(r[1], t) for r, t in zip(rows, toks) if r[1] and not (r[8] or r[3] == "rule")]
-        keep = comparable(open_, df.__getitem__)
-        return duplicates(_candidates([r for r in rows if r[1] in keep]), df.__getitem__)
+        cands = _candidates(mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL)))
+        df = Counter(chain.from_iterable(set(c.tokens) for c in cands))  # the scope's own document frequencies
+        return duplicates(cands, df.__getitem__)
     fresh = _candidates(mem.index.current_with_tokens(mem.scope, (RESIDENT, RECALL), since_rowid))
     if not fresh:
         return {}
@@ -193,9 +182,9 @@ def high_water(mem: "Core") -> int:
 
 def plan_light(mem: "Core", budget: int, since_rowid: int = 0, bulk: bool = True) -> Plan:
     """The light phase's plan. `bulk` (the default) asks the index for the rows a rule may apply
-    to and counts the rest in SQL, and groups near-duplicates among the entries that can be
-    compared only; without it every row is read and looked at here. Both give the same plan
-    (tests/test_light_bulk.py)."""
+    to (one query, Index.lifecycle_due) and counts the rest in SQL; without it every row of the
+    scope is read and looked at here. Both give the same plan (tests/test_light_bulk.py).
+    Near-duplicates are grouped the same way in both (model/lifecycle.py duplicates)."""
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()
@@ -204,7 +193,7 @@ def plan_light(mem: "Core", budget: int, since_rowid: int = 0, bulk: bool = True
         rows = mem.index.entries_for_lifecycle(mem.scope, layers)
         plan.seen = len(rows)
     healed = _copies(mem, plan)
-    dups = {k: v for k, v in _near_duplicates(mem, since_rowid, bulk).items() if k not in healed}
+    dups = {k: v for k, v in _near_duplicates(mem, since_rowid).items() if k not in healed}
     for k, v in _restatements(mem, since_rowid, plan).items():
         if k not in healed and k not in dups and v.id not in dups:
             dups[k] = v

@@ -224,27 +224,3 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
             kept.setdefault(t, []).append(me)
         by_rarest.setdefault(rarest, []).append(me)
     return out
-
-
-def comparable(ordered_tokens: Iterable[tuple[str, Sequence[str]]], df: Callable[[str], int]) -> set[str]:
-    """The ids `duplicates` can compare with another entry at all, from (id, tokens) of its
-    unprotected candidates with an id; the others can be left out of it without changing its
-    answer (`df` the same function).
-
-    `duplicates` compares two entries only through an anchor term both hold that is the rarest
-    anchor of one of them (by `df`, ties by the term). So an entry is compared only when it holds
-    a term that is some candidate's rarest anchor and that two or more candidates hold; every
-    other entry is kept untouched and sits in no list `duplicates` walks. This finds those
-    terms with one pass over the tokens (no bigrams, no ordering)."""
-    items = [(eid, set(toks)) for eid, toks in ordered_tokens]
-    every: set[str] = set().union(*(t for _, t in items)) if items else set()
-    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))}
-    held: dict[str, int] = {}
-    rarest: list[str | None] = []
-    for _, toks in items:
-        anchors = anchor_set.intersection(toks)
-        for t in anchors:
-            held[t] = held.get(t, 0) + 1
-        rarest.append(min(anchors, key=lambda t: (df(t), t)) if anchors else None)
-    shared = {r for r in rarest if r is not None and held[r] >= 2}
-    return {eid for eid, toks in items if not shared.isdisjoint(toks)}
