@@ -20,7 +20,7 @@ from memdream.dream.light import high_water, plan_light
 from memdream.dream.plan import Plan
 from memdream.memory import Memory
 from memdream.model.entry import Entry
-from memdream.store.format import render_line
+from memdream.store.format import parse_document, render_line
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=timezone.utc)
 CITIES = ["杭州", "上海", "成都", "Lyon", "Berlin", "Osaka"]
@@ -115,5 +115,38 @@ def test_the_bulk_plan_is_the_per_entry_plan(tmp_path: Path) -> None:
         _same(plan_light(mem.core, 30, mark), plan_light(mem.core, 30, mark, bulk=False))
         # A full budget: the promotions that do not fit are noted the same way.
         _same(plan_light(mem.core, 1), plan_light(mem.core, 1, bulk=False))
+    finally:
+        mem.close()
+
+
+def test_a_big_first_dream_archives_into_parts_of_a_thousand_lines(tmp_path: Path) -> None:
+    """Archives roll over like recall files: 2,400 old lines moved in one dream land in three
+    bounded parts (not one file that every later move rewrites), each line exactly once, and
+    a later forget appends to the last part."""
+    mem = Memory(load_config(tmp_path / "vault", "me", "main", env={}), FrozenClock(NOW))
+    mem.vault.init()
+    old = NOW - timedelta(days=400)
+    lines = [
+        render_line(Entry(text=(f"旧笔记{i}：去过{CITIES[i % 6]}" if i % 2 else f"old note {i} about {THINGS[i % 6]}"), id=f"o{i:05d}", type="fact", created_at=old, valid_from=old))
+        for i in range(2400)
+    ]  # fmt: skip
+    for part in range(3):
+        path = mem.vault.recall_file_for(mem.scope, old, part + 1)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# Recall\n\n" + "\n".join(lines[part * 800 : part * 800 + 800]) + "\n", encoding="utf-8")
+    keep = mem.remember("I still like tennis on Sundays")
+    try:
+        report = mem.dream(["light"], force=False)
+        assert report.phases[0].status == "applied" and report.phases[0].changes == 2400
+        archive = mem.vault.archive_dir(mem.scope)
+        parts = sorted(archive.glob("*.md"))
+        assert [p.name for p in parts] == ["2026-11.2.md", "2026-11.3.md", "2026-11.md"]
+        counts = {p.name: sum(1 for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("- ")) for p in parts}
+        assert counts == {"2026-11.md": 1000, "2026-11.2.md": 1000, "2026-11.3.md": 400}
+        ids = [e.id for p in parts for e in parse_document(p.read_text(encoding="utf-8")).entries()]
+        assert len(ids) == len(set(ids)) == 2400
+        assert mem.recall("旧笔记17", k=1, as_of=old + timedelta(days=1))[0].entry.id == "o00017"
+        mem.forget(keep.id)
+        assert "I still like tennis" in (archive / "2026-11.3.md").read_text(encoding="utf-8")
     finally:
         mem.close()

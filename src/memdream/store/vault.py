@@ -4,7 +4,7 @@
       memdream.toml
       scopes/<agent>/<user>/MEMORY.md           resident layer
       scopes/<agent>/<user>/memory/recall/...   recall layer, one file per month (rolled by size)
-      scopes/<agent>/<user>/memory/.archive/entries/YYYY-MM.md   archived entries
+      scopes/<agent>/<user>/memory/.archive/entries/YYYY-MM[.N].md   archived entries
       .memdream/                                derived and private: index.db, lock
 """
 
@@ -160,8 +160,11 @@ class Vault:
         name = f"{when:%Y-%m}.md" if part <= 1 else f"{when:%Y-%m}.{part}.md"
         return self.recall_dir(scope) / name
 
-    def archive_file_for(self, scope: Scope, when: datetime) -> Path:
-        return self.archive_dir(scope) / f"{when:%Y-%m}.md"
+    def archive_file_for(self, scope: Scope, when: datetime, part: int = 1) -> Path:
+        """This month's archive file; like recall files, archives roll over at
+        RECALL_FILE_MAX_LINES (2026-11.md, 2026-11.2.md, ...), so one move rewrites one bounded file."""
+        name = f"{when:%Y-%m}.md" if part <= 1 else f"{when:%Y-%m}.{part}.md"
+        return self.archive_dir(scope) / name
 
     def list_entry_files(self, scope: Scope) -> list[tuple[str, str]]:
         """Every file of the scope that holds entries, as (path relative to the vault, layer); folders are listed without stat."""
