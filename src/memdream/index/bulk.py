@@ -1,9 +1,9 @@
 """Indexing many new files at once: a rebuild, or the first sync of a large vault (issue 21).
 
-Reading, parsing and tokenizing a file is pure (bytes in, prepared rows out: index/sync.py
-`prepared_row`), so with more than one core it runs in worker processes (forked, so the
-tokenizer's dictionary is not loaded again), in file order, while this process inserts what
-they made: a few batched statements per file, one transaction per BATCH_ROWS rows, and the
+Reading, parsing and tokenizing a file is pure (bytes in, prepared rows out: index/rows.py
+`prepared_row`), so it can run in worker processes (forked, so the tokenizer's dictionary is
+not loaded again; MEMDREAM_INDEX_WORKERS=2, off by default: see default_workers), in file
+order, while this process inserts what they made: a few batched statements per file, one transaction per BATCH_ROWS rows, and the
 terms and BM25 totals added once per transaction instead of once per file. The rows are the
 ones the file-by-file path writes (same columns, same tokens, same rowid order).
 """
@@ -41,16 +41,16 @@ class _Index(Protocol):
 
 
 def default_workers() -> int:
-    """Worker processes for bulk indexing: one per core, at most 4, none on one core or where
-    processes cannot be forked. `MEMDREAM_INDEX_WORKERS` overrides it (0 or 1: in this process)."""
+    """Worker processes for bulk indexing: `MEMDREAM_INDEX_WORKERS` (0 or 1: in this process, the
+    default). Measured on the 2-core machine shared with other work (docs/benchmarks.md), two
+    workers made preparing 100k lines 4% faster (6.76 s against 7.05 s): not worth forking by
+    default, least of all from a server with threads. Where processes cannot be forked: 1."""
     env = os.environ.get("MEMDREAM_INDEX_WORKERS", "").strip()
-    if env.isdigit():
-        return int(env)
+    if not env.isdigit() or int(env) <= 1:
+        return 1
     import multiprocessing  # imported here: importing memdream stays cheap
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(4, os.cpu_count() or 1))
+    return int(env) if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
 def prepare_file(job: tuple[str, str]) -> tuple[FileState, list[tuple]] | None:
@@ -72,7 +72,7 @@ def prepare_file(job: tuple[str, str]) -> tuple[FileState, list[tuple]] | None:
     return state, rows
 
 
-def _prepared(jobs: list[tuple[str, str]], workers: int) -> Iterator[tuple[FileState, list[tuple]] | None]:
+def _prepared(jobs: list[tuple[str, str]], workers: int, min_bytes: int) -> Iterator[tuple[FileState, list[tuple]] | None]:
     """prepare_file of each job, in order: in `workers` forked processes when that pays."""
     size = 0
     for path, _ in jobs:
@@ -80,7 +80,7 @@ def _prepared(jobs: list[tuple[str, str]], workers: int) -> Iterator[tuple[FileS
             size += os.lstat(path).st_size
         except OSError:
             pass
-    if workers > 1 and len(jobs) > 1 and size >= PARALLEL_MIN_BYTES:
+    if workers > 1 and len(jobs) > 1 and size >= min_bytes:
         import multiprocessing
 
         try:
@@ -95,13 +95,16 @@ def _prepared(jobs: list[tuple[str, str]], workers: int) -> Iterator[tuple[FileS
         yield prepare_file(job)
 
 
-def index_new_files(index: _Index, scope: Scope, files: Iterable[tuple[str, str]], workers: int | None = None) -> tuple[int, set[str]]:
+def index_new_files(
+    index: _Index, scope: Scope, files: Iterable[tuple[str, str]], workers: int | None = None, min_bytes: int = PARALLEL_MIN_BYTES
+) -> tuple[int, set[str]]:
     """Index the files (relative path, layer) the index does not know yet; returns (files
-    whose rows changed, relative paths that turned out not to be regular files or were gone)."""
+    whose rows changed, relative paths that turned out not to be regular files or were gone).
+    With `workers` > 1 and at least `min_bytes` to read, files are prepared in that many forked processes."""
     jobs = list(files)
     workers = default_workers() if workers is None else workers
     root = str(index.vault.root) + os.sep
-    results = _prepared([(root + rel, layer) for rel, layer in jobs], workers)
+    results = _prepared([(root + rel, layer) for rel, layer in jobs], workers, min_bytes)
     skipped: set[str] = set()
     done = 0
     pos = 0

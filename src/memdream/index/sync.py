@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdream.errors import VaultError
-from memdream.index.bulk import index_new_files
+from memdream.index.bulk import PARALLEL_MIN_BYTES, index_new_files
 from memdream.index.rows import (
     NEG_TOKEN,
     bounded_line,
@@ -48,6 +48,7 @@ class FileSync:
     """The methods that make the index's rows follow the files (mixed into `Index`)."""
 
     bulk_workers: int | None = None  # processes that parse and tokenize a bulk of new files (None: index/bulk.py default_workers)
+    bulk_parallel_min_bytes = PARALLEL_MIN_BYTES  # ... when there are at least this many bytes to read
 
     if TYPE_CHECKING:  # provided by Index (index/db.py)
         vault: Vault
@@ -108,7 +109,7 @@ class FileSync:
             if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
                 changed += 1
         if len(fresh) >= BULK_MIN_FILES:
-            done, skipped = index_new_files(self, scope, fresh, self.bulk_workers)
+            done, skipped = index_new_files(self, scope, fresh, self.bulk_workers, self.bulk_parallel_min_bytes)
             changed += done
             present -= skipped
         else:
