@@ -2,6 +2,7 @@
 rebuild rate, and recall@10 of paraphrased questions on the same corpus.
 
     .venv/bin/python bench/recall_latency.py [--sizes 10000,100000] [--queries 200] [--embedder hash384|use] [--report docs/benchmarks.md]
+    .venv/bin/python bench/recall_latency.py --sizes 1000000 --keyword-only --report ""   # a million entries
 
 Each size: a fresh vault whose recall files are written directly (the synthetic corpus of
 bench/corpus.py, the same facts bench/peers/run.py uses), `index rebuild` timed, then the same
@@ -198,13 +199,14 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--questions", type=int, default=400, help="paraphrased questions a size (recall@10)")
     ap.add_argument("--embedder", default="hash384", help="hash384 (a stand-in, no model) or a local embedder name (use); empty: keyword only")
+    ap.add_argument("--keyword-only", action="store_true", help="no dense side (the same as --embedder ''): a million entries without embedding each")
     ap.add_argument("--report", default="docs/benchmarks.md")
     ap.add_argument("--note", default="")
     args = ap.parse_args()
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"[bench] {size:,} entries ...", file=sys.stderr, flush=True)
-        r = bench(size, args.queries, args.embedder, args.questions)
+        r = bench(size, args.queries, "" if args.keyword_only else args.embedder, args.questions)
         r["nquestions"] = args.questions
         hyb = f", hybrid p50 {statistics.median(r['hyb_coarse']):.2f} ms (float32 scan {statistics.median(r['hyb_scan']):.2f})" if "hyb_coarse" in r else ""
         print(f"[bench] {size:,}: keyword p50 {statistics.median(r['kw']):.2f} ms{hyb}, rebuild {r['rebuild']:,.0f}/s; recall@10 "

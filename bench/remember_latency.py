@@ -80,6 +80,8 @@ def bench_size(size: int, writes: int) -> dict:
         n = mem.index.rebuild(mem.vault.scopes())
         rebuild_s = time.perf_counter() - t0
         assert n == size, (n, size)
+        print(f"[bench] {size:,}: rebuilt in {rebuild_s:.1f} s ({size / rebuild_s:,.0f}/s), {len(list(mem.vault.recall_dir(mem.scope).rglob('*.md')))} recall files",
+              file=sys.stderr, flush=True)  # fmt: skip
         lat: list[float] = []
         actions: dict[str, int] = {}
         t_all = time.perf_counter()
@@ -171,7 +173,9 @@ def main() -> None:
         r = bench_size(size, args.writes)
         r["writes"] = args.writes
         results.append(r)
-        print(f"[bench] {size:,}: p50 {r['p50']:.2f} ms, p99 {r['p99']:.2f} ms, {r['throughput']:.0f}/s, rebuild {r['rebuild_rate']:,.0f}/s, actions {r['actions']}", file=sys.stderr, flush=True)
+        rss = __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss / 1024
+        print(f"[bench] {size:,}: p50 {r['p50']:.2f} ms, p99 {r['p99']:.2f} ms, {r['throughput']:.0f}/s, rebuild {r['rebuild_rate']:,.0f}/s, actions {r['actions']}, "
+              f"floor {r['floor_p50']:.3f} ms, peak RSS {rss:.0f} MB", file=sys.stderr, flush=True)  # fmt: skip
     cmd = "python bench/remember_latency.py " + " ".join(a for a in sys.argv[1:] if not a.startswith("--note") and a != args.note)
     section = render(results, cmd.strip(), args.note)
     print(section)

@@ -93,23 +93,39 @@ class Core:
 
     def file_for_new(self, layer: str, now: datetime) -> tuple[Path, str]:
         """The file (and the header it starts with) a new line of `layer` is appended to:
-        MEMORY.md, this month's archive, or this month's recall part with room left (recall
-        files roll over at RECALL_FILE_MAX_LINES, so a write rewrites one bounded file)."""
+        MEMORY.md, or this month's recall or archive part with room left (those files roll
+        over at RECALL_FILE_MAX_LINES, so a write rewrites one bounded file)."""
+        path, header, _ = self.files_for_new(layer, now, 1)[0]
+        return path, header
+
+    def files_for_new(self, layer: str, now: datetime, n: int) -> list[tuple[Path, str, int]]:
+        """Where `n` new lines of `layer` go, in order: (file, header, how many lines) filling
+        this month's last part, then new parts of RECALL_FILE_MAX_LINES lines (MEMORY.md: one)."""
         if layer == RESIDENT:
-            return self.vault.resident_file(self.scope), MEMORY_HEADER
-        if layer == ARCHIVE:
-            return self.vault.archive_file_for(self.scope, now), ARCHIVE_HEADER
+            return [(self.vault.resident_file(self.scope), MEMORY_HEADER, n)]
         month = f"{now:%Y-%m}"
+        folder = self.vault.archive_dir(self.scope) if layer == ARCHIVE else self.vault.recall_dir(self.scope)
         parts = {
             part: count
-            for rel, count in self.index.files(self.scope, RECALL, self.index.rel(self.vault.recall_dir(self.scope)) + f"/{month}")
+            for rel, count in self.index.files(self.scope, layer, self.index.rel(folder) + f"/{month}")
             for m, part in [recall_part(Path(rel)) or ("", 0)]
             if m == month
         }
         part = max(parts, default=1)
-        if parts.get(part, 0) >= RECALL_FILE_MAX_LINES:
-            part += 1
-        return self.vault.recall_file_for(self.scope, now, part), f"# Recall memories {month}\n\n"
+        room = RECALL_FILE_MAX_LINES - parts.get(part, 0)
+        out: list[tuple[Path, str, int]] = []
+        left = max(1, n)
+        while left > 0:
+            if room <= 0:
+                part, room = part + 1, RECALL_FILE_MAX_LINES
+            take = min(room, left)
+            if layer == ARCHIVE:
+                out.append((self.vault.archive_file_for(self.scope, now, part), ARCHIVE_HEADER, take))
+            else:
+                out.append((self.vault.recall_file_for(self.scope, now, part), f"# Recall memories {month}\n\n", take))
+            left -= take
+            room -= take
+        return out
 
     def path(self, row: Row) -> Path:
         return self.vault.root / row.path

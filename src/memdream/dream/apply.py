@@ -68,9 +68,8 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
     by_src: dict[str, list[Move]] = defaultdict(list)
     for mv in moves:
         by_src[mv.path].append(mv)
-    to_dest: dict[Path, tuple[str, list[Line]]] = {}
+    to_layer: dict[str, list[Line]] = defaultdict(list)
     to_remove: dict[str, dict[str, str]] = defaultdict(dict)  # source -> id -> the raw line that leaves
-    dests = {layer: core.file_for_new(layer, now) for layer in {mv.to for mv in moves}}
     for rel, group in by_src.items():
         found = _by_id(_current(core, rel), {mv.entry.id for mv in group})
         for mv in group:
@@ -83,10 +82,15 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
             if mv.valid_to is not None:
                 marked = e.evolve(valid_to=mv.valid_to, end=mv.end or e.end, superseded_by=mv.superseded_by or e.superseded_by)
                 moved = Line(render_line(marked), marked)
-            path, header = dests[mv.to]
-            to_dest.setdefault(path, (header, []))[1].append(moved)
+            to_layer[mv.to].append(moved)
             to_remove[rel][e.id] = ln.raw
             out.done.append((mv, mv.reason))
+    to_dest: dict[Path, tuple[str, list[Line]]] = {}
+    for layer, lines in to_layer.items():  # this month's parts, none over RECALL_FILE_MAX_LINES lines
+        at = 0
+        for path, header, n in core.files_for_new(layer, now, len(lines)):
+            to_dest[path] = (header, lines[at : at + n])
+            at += n
     for path, (header, lines) in to_dest.items():
 
         def add(doc: Document, lines: list[Line] = lines) -> None:

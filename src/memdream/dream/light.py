@@ -14,6 +14,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from memdream.dream.plan import Drop, Move, Plan
+from memdream.index.db import LifecycleDue
 from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
 from memdream.model.lifecycle import (
     ARCHIVE_IT,
@@ -179,23 +180,39 @@ def high_water(mem: "Core") -> int:
     return mem.index.high_water()
 
 
-def plan_light(mem: "Core", budget: int, since_rowid: int = 0) -> Plan:
+def plan_light(mem: "Core", budget: int, since_rowid: int = 0, bulk: bool = True) -> Plan:
+    """The light phase's plan. `bulk` (the default) asks the index for the rows a rule may apply
+    to (one query, Index.lifecycle_due) and counts the rest in SQL; without it every row of the
+    scope is read and looked at here. Both give the same plan (tests/test_light_bulk.py).
+    Near-duplicates are grouped the same way in both (model/lifecycle.py duplicates)."""
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()
-    rows = mem.index.entries_for_lifecycle(mem.scope, (RESIDENT, RECALL))
-    plan.seen = len(rows)
+    layers = (RESIDENT, RECALL)
+    if not bulk:
+        rows = mem.index.entries_for_lifecycle(mem.scope, layers)
+        plan.seen = len(rows)
     healed = _copies(mem, plan)
     dups = {k: v for k, v in _near_duplicates(mem, since_rowid).items() if k not in healed}
     for k, v in _restatements(mem, since_rowid, plan).items():
         if k not in healed and k not in dups and v.id not in dups:
             dups[k] = v
-    resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
-    leaving = 0
-    promotions: list[Move] = []
     # Recall counts not yet folded into the files: a real dream folds them before planning, so
     # none are left then; a dry run counts them in, to plan what the real run would apply.
     pending = mem.hit_journal.peek()
+    if bulk:
+        plan.seen = mem.index.count_entries(mem.scope, layers)
+        resident_now = mem.index.count_entries(mem.scope, (RESIDENT,), current_only=True)
+        due = LifecycleDue(
+            now=t_now, promote_hits=PROMOTE_HITS, important_types=tuple(sorted(t for t, p in TYPE_PRIOR.items() if p > UNIMPORTANT_MAX)),
+            stale_days=STALE_DAYS, stale_context_days=STALE_CONTEXT_DAYS, context_type=CONTEXT, demote_idle_days=DEMOTE_IDLE_DAYS,
+            preference_type=PREFERENCE, ids=frozenset(dups) | frozenset(pending),
+        )  # fmt: skip
+        rows = mem.index.lifecycle_due(mem.scope, due)
+    else:
+        resident_now = sum(1 for r in rows if r[2] == RESIDENT and r[7] is None)
+    leaving = 0
+    promotions: list[Move] = []
     for eid, path, layer, type_, text, line, vf, vt, ca, la, hits, sal, _pin in rows:
         bump = pending.get(eid) if eid else None
         if bump is not None:

@@ -8,6 +8,7 @@ store other than SQLite implements under the same names.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections import Counter
@@ -27,11 +28,26 @@ from memdream.store.format import parse_line
 from memdream.store.vault import Scope, Vault
 from memdream.store.files import LINE_INDEX_MAX
 
-__all__ = ["LINE_INDEX_MAX", "NEG_TOKEN", "Index", "Row", "bounded_line", "line_hash", "text_hash"]
+__all__ = ["LINE_INDEX_MAX", "NEG_TOKEN", "Index", "LifecycleDue", "Row", "bounded_line", "line_hash", "text_hash"]
 
 BUSY_TIMEOUT_MS = 60_000
 MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms)
 POSTINGS_MIN_ENTRIES = 2_000  # below this, FTS5 alone answers within a few milliseconds
+
+
+@dataclass(frozen=True)
+class LifecycleDue:
+    """The lifecycle's thresholds (model/lifecycle.py) for Index.lifecycle_due."""
+
+    now: float  # epoch seconds
+    promote_hits: int
+    important_types: tuple[str, ...]  # types whose prior importance is above the "unimportant" limit
+    stale_days: float
+    stale_context_days: float
+    context_type: str
+    demote_idle_days: float
+    preference_type: str
+    ids: frozenset[str] = frozenset()  # entries to include whatever their columns say
 
 
 @dataclass(frozen=True)
@@ -348,10 +364,46 @@ class Index(FileSync):
         reads: (id, path, layer, type, text, line, vf, vt, ca, la, hits, salience, pinned)."""
         marks = ",".join("?" * len(layers))
         return self.db.execute(
-            "SELECT e.id, e.path, e.layer, e.type, e.text, e.line, e.vf, e.vt, e.ca, e.la, e.hits, e.salience, e.pinned "
-            f"FROM entries e WHERE e.scope = ? AND e.layer IN ({marks})",
+            self._LIFECYCLE + f"WHERE e.scope = ? AND e.layer IN ({marks}) ORDER BY e.rowid",
             (scope.key, *layers),
         ).fetchall()
+
+    _LIFECYCLE = "SELECT e.id, e.path, e.layer, e.type, e.text, e.line, e.vf, e.vt, e.ca, e.la, e.hits, e.salience, e.pinned FROM entries e "
+
+    def lifecycle_due(self, scope: Scope, due: LifecycleDue) -> list[tuple]:
+        """The rows of entries_for_lifecycle (same columns, same order) that a lifecycle rule may
+        apply to, chosen by the index in one query instead of row by row: ended; recall entries
+        recalled at least `promote_hits` times; recall entries never recalled, without salience,
+        of no important type and idle longer than the stale limit; resident preferences idle
+        longer than the demote limit; and every entry whose id is in `due.ids`. Idle days are
+        (now - the latest of created, valid from, last recalled and 0) / 86400, as the planner
+        computes them."""
+        idle = "((? - max(coalesce(e.ca, 0.0), coalesce(e.vf, 0.0), coalesce(e.la, 0.0), 0.0)) / 86400.0)"
+        imp = ",".join("?" * len(due.important_types))
+        sql = (
+            self._LIFECYCLE + "WHERE e.scope = ? AND e.layer IN (?, ?) AND ("
+            "e.vt IS NOT NULL"
+            " OR (e.layer = ? AND e.hits >= ?)"
+            f" OR (e.layer = ? AND e.hits = 0 AND e.salience = 0 AND e.type NOT IN ({imp})"
+            f"     AND {idle} > (CASE WHEN e.type = ? THEN ? ELSE ? END))"
+            f" OR (e.layer = ? AND e.type = ? AND {idle} > ?)"
+            " OR e.id IN (SELECT value FROM json_each(?))"
+            ") ORDER BY e.rowid"
+        )
+        args = (
+            scope.key, RESIDENT, RECALL,
+            RECALL, due.promote_hits,
+            RECALL, *due.important_types, due.now, due.context_type, due.stale_context_days, due.stale_days,
+            RESIDENT, due.preference_type, due.now, due.demote_idle_days,
+            json.dumps(sorted(due.ids)),
+        )  # fmt: skip
+        return self.db.execute(sql, args).fetchall()
+
+    def count_entries(self, scope: Scope, layers: tuple[str, ...], current_only: bool = False) -> int:
+        """How many entries of the scope sit in `layers` (only the currently valid ones, or all)."""
+        marks = ",".join("?" * len(layers))
+        sql = f"SELECT count(*) FROM entries WHERE scope = ? AND layer IN ({marks})" + (" AND vt IS NULL" if current_only else "")
+        return int(self.db.execute(sql, (scope.key, *layers)).fetchone()[0])
 
     def ids_in_several_files(self, scope: Scope) -> list[str]:
         """Ids of the scope that sit in more than one file (a move or an undo cut short)."""

@@ -10,69 +10,46 @@ inherits these methods; its queries are there.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import stat
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdream.errors import VaultError
-from memdream.index.fts import index_text
-from memdream.model.crud import negated
+from memdream.index.bulk import PARALLEL_MIN_BYTES, index_new_files
+from memdream.index.rows import (
+    NEG_TOKEN,
+    bounded_line,
+    bump_meta,
+    flush_counts,
+    insert_prepared,
+    item,
+    line_hash,
+    next_rowid,
+    prepared_row,
+    text_hash,
+)
 from memdream.model.entry import Entry
-from memdream.store.format import Document, parse_document, parse_line
+from memdream.store.format import Document, parse_document
 from memdream.store.vault import Scope, Vault
 from memdream.store.files import LINE_INDEX_MAX, FileState, NotRegularFile, clean, decode, read_file
 from memdream.store.writer import Update
 
-# An extra index token on entries that carry a negation cue: a contradiction check for a
-# positive text then intersects with the (short) list of negative entries only.
-NEG_TOKEN = "memdreamnegation"
+__all__ = ["NEG_TOKEN", "FileSync", "bounded_line", "line_hash", "text_hash"]
+
 DELETED_LOG_MAX = 20_000  # rowids remembered as deleted for caches to catch up; older caches reload
-
-
-def bounded_line(raw: str) -> str:
-    """The part of a file's line the index keeps (all of it, unless it is over-long)."""
-    return raw if len(raw) <= LINE_INDEX_MAX else raw[:LINE_INDEX_MAX]
-
-
-def _item(raw: str, entry: Entry, layer: str) -> tuple[str, str, Entry]:
-    """(line hash, indexed line, entry) of one line of a file; an over-long line is indexed by its prefix."""
-    line = raw.rstrip("\r")
-    if len(line) > LINE_INDEX_MAX:
-        line = bounded_line(line)
-        entry = parse_line(line, layer)
-    return line_hash(raw), line, entry
-
-
-def _ts(d: datetime | None) -> float | None:
-    return d.timestamp() if d is not None else None
-
-
-def line_hash(raw: str) -> str:
-    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def _bump_meta(db: sqlite3.Connection, entries: int, tokens: int) -> None:
-    """Running totals for BM25, and a generation number that changes with every row change."""
-    db.executemany(
-        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
-        (("entries", entries), ("tokens", tokens), ("generation", 1)),
-    )
-
-
-def text_hash(text: str) -> str:
-    """The key under which a text's vectors are stored (with the model's fingerprint)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+BULK_MIN_FILES = 8  # this many new files in one sync are indexed in bulk (index/bulk.py)
 
 
 class FileSync:
     """The methods that make the index's rows follow the files (mixed into `Index`)."""
+
+    bulk_workers: int | None = None  # processes that parse and tokenize a bulk of new files (None: index/bulk.py default_workers)
+    bulk_parallel_min_bytes = PARALLEL_MIN_BYTES  # ... when there are at least this many bytes to read
 
     if TYPE_CHECKING:  # provided by Index (index/db.py)
         vault: Vault
@@ -107,6 +84,7 @@ class FileSync:
         )
         listed = self.vault.list_entry_files(scope) if safe else []
         present: set[str] = set()
+        fresh: list[tuple[str, str]] = []  # files the index does not know: indexed in bulk when many
         for rel, layer in listed:
             try:
                 st = os.lstat(root + rel)
@@ -118,6 +96,9 @@ class FileSync:
             k = known.get(rel)
             if k is not None and k[:3] == (st.st_mtime_ns, st.st_size, st.st_ino) and k[3] == layer:
                 continue
+            if k is None:
+                fresh.append((rel, layer))
+                continue
             path = Path(root + rel)
             try:
                 data, state = read_file(path)
@@ -128,6 +109,20 @@ class FileSync:
                 continue
             if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
                 changed += 1
+        if len(fresh) >= BULK_MIN_FILES:
+            done, skipped = index_new_files(self, scope, fresh, self.bulk_workers, self.bulk_parallel_min_bytes)
+            changed += done
+            present -= skipped
+        else:
+            for rel, layer in fresh:
+                path = Path(root + rel)
+                try:
+                    data, state = read_file(path)
+                except NotRegularFile:
+                    present.discard(rel)
+                    continue
+                if state.exists and self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
+                    changed += 1
         gone = [p for p in known if p not in present]
         if gone:
             with self.transaction() as db:
@@ -171,12 +166,12 @@ class FileSync:
             for ln in upd.added:
                 entry = ln.entry
                 assert entry is not None
-                added.append(_item(ln.raw, entry, layer))
+                added.append(item(ln.raw, entry, layer))
             self._insert_many(db, rel, scope.key, layer, added)
-            self._set_file(db, rel, scope, layer, upd.state)
+            self.set_file(db, rel, scope, layer, upd.state)
 
     @staticmethod
-    def _set_file(db: sqlite3.Connection, rel: str, scope: Scope, layer: str, state: FileState) -> None:
+    def set_file(db: sqlite3.Connection, rel: str, scope: Scope, layer: str, state: FileState) -> None:
         db.execute(
             "INSERT OR REPLACE INTO files(path, scope, layer, mtime_ns, size, ino, hash) VALUES (?,?,?,?,?,?,?)",
             (rel, scope.key, layer, state.mtime_ns, state.size, state.ino, state.sha),
@@ -208,12 +203,12 @@ class FileSync:
             else:
                 entry = ln.entry
                 assert entry is not None
-                fresh.append(_item(ln.raw, entry, layer))
+                fresh.append(item(ln.raw, entry, layer))
         stale = [rid for rids in old.values() for rid in rids]
         if stale:
             self._delete_rows(db, stale)
         self._insert_many(db, rel, scope.key, layer, fresh)
-        self._set_file(db, rel, scope, layer, state)
+        self.set_file(db, rel, scope, layer, state)
         return bool(stale or fresh)
 
     @staticmethod
@@ -221,45 +216,11 @@ class FileSync:
         """Insert entries (line hash, raw line, entry) with a few batched statements."""
         if not items:
             return
-        # Rowids only grow (never reused, even across rebuilds): caches rely on it.
-        first = max(
-            db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0,
-            (db.execute("SELECT value FROM meta WHERE key = 'rowid_hw'").fetchone() or (0,))[0],
-        ) + 1
-        rows, fts = [], []
-        df: Counter[str] = Counter()
-        total = 0
         known = FileSync._known_tokens(db, items) if len(items) > 20 else {}
-        for n, (lh, raw, e) in enumerate(items):
-            tok = known.get((text_hash(e.text), e.subject))
-            if tok is None:
-                tok = index_text(e.text + " " + e.subject)
-                if negated(e.text):
-                    tok += " " + NEG_TOKEN
-            words = tok.split()
-            df.update(set(words))
-            total += len(words)
-            rows.append((
-                first + n, rel, scope, layer, lh, raw, e.id, e.effective_type, e.subject, e.supersedes, e.text,
-                _ts(e.valid_from), _ts(e.valid_to), _ts(e.created_at), _ts(e.last_recalled),
-                e.hits, int(e.pinned), e.salience, len(words), text_hash(e.text),
-            ))  # fmt: skip
-            fts.append((first + n, tok))
-        db.executemany(
-            "INSERT INTO entries(rowid, path, scope, layer, line_hash, line, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience, ntok, thash)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
-        )
-        db.executemany("INSERT INTO entries_fts(rowid, tok) VALUES (?, ?)", fts)
-        db.executemany(
-            "INSERT INTO terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
-            df.items(),
-        )
-        _bump_meta(db, len(items), total)
-        db.execute(
-            "INSERT INTO meta(key, value) VALUES ('rowid_hw', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (first + len(items) - 1,),
-        )
+        prepared = [prepared_row(lh, raw, e, known.get((text_hash(e.text), e.subject))) for lh, raw, e in items]
+        first = next_rowid(db)
+        df, total = insert_prepared(db, rel, scope, layer, prepared, first)
+        flush_counts(db, df, len(items), total, first + len(items) - 1)
 
     @staticmethod
     def _known_tokens(db: sqlite3.Connection, items: list[tuple[str, str, Entry]]) -> dict[tuple[str, str], str]:
@@ -291,7 +252,7 @@ class FileSync:
             db.executemany("UPDATE terms SET df = df - ? WHERE term = ?", ((n, t) for t, n in gone.items()))
             db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", ((t,) for t in gone))
         if nrows:
-            _bump_meta(db, -nrows, -ntok)
+            bump_meta(db, -nrows, -ntok)
         gen = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
         db.executemany("INSERT OR REPLACE INTO deleted(rowid, gen) VALUES (?, ?)", ((r, gen) for r in rowids))
         if db.execute("SELECT count(*) FROM deleted").fetchone()[0] > DELETED_LOG_MAX:
@@ -304,8 +265,15 @@ class FileSync:
         db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in rowids))
         db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in rowids))
 
+    def drop_rows_of(self, db: sqlite3.Connection, rel: str) -> int:
+        """Delete every row of the file at `rel`; returns how many there were."""
+        rowids = [r[0] for r in db.execute("SELECT rowid FROM entries WHERE path = ?", (rel,))]
+        if rowids:
+            self._delete_rows(db, rowids)
+        return len(rowids)
+
     def _drop_file(self, db: sqlite3.Connection, rel: str) -> None:
-        self._delete_rows(db, [r[0] for r in db.execute("SELECT rowid FROM entries WHERE path = ?", (rel,))])
+        self.drop_rows_of(db, rel)
         db.execute("DELETE FROM files WHERE path = ?", (rel,))
 
     def _replace_broken(self) -> None:

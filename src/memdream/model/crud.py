@@ -29,8 +29,13 @@ _NEG_ZH = ("不", "没", "別", "别", "无需", "无须", "禁止", "勿", "非
 _NEG_EN = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|won't|isn't|aren't|wasn't|shouldn't|cannot|can't|stop(?:ped)?|no longer|avoid)\b", re.I)
 
 
+_NEG_ZH_ANY = re.compile("[" + "".join(sorted({ch for c in _NEG_ZH for ch in c})) + "]")  # a character of any Chinese cue
+
+
 def negated(text: str) -> bool:
     """Does the text carry a negation cue (an odd number of cues reads as negative)?"""
+    if _NEG_ZH_ANY.search(text) is None:  # no Chinese cue can be there (most lines): the English ones alone
+        return len(_NEG_EN.findall(text)) % 2 == 1
     n = sum(text.count(c) for c in _NEG_ZH if len(c) > 1)
     single = sum(text.count(c) for c in _NEG_ZH if len(c) == 1)
     multi_chars = sum(len(c) for c in _NEG_ZH if len(c) > 1 and c in text)

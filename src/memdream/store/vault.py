@@ -5,7 +5,7 @@
       scopes/<agent>/<user>/MEMORY.md           resident layer
       scopes/<agent>/<user>/NOW.md              the workbench
       scopes/<agent>/<user>/memory/recall/...   recall layer, one file per month (rolled by size)
-      scopes/<agent>/<user>/memory/.archive/entries/YYYY-MM.md   archived entries
+      scopes/<agent>/<user>/memory/.archive/entries/YYYY-MM[.N].md   archived entries
       scopes/<agent>/<user>/memory/YYYY-MM-DD.md, <category>/, INDEX.md, reflections/   knowledge
       scopes/<agent>/<user>/memory/sessions/    raw layer: transcripts
       scopes/<agent>/<user>/memory/dreams/      dream diaries and the ledger
@@ -169,8 +169,11 @@ class Vault:
         name = f"{when:%Y-%m}.md" if part <= 1 else f"{when:%Y-%m}.{part}.md"
         return self.recall_dir(scope) / name
 
-    def archive_file_for(self, scope: Scope, when: datetime) -> Path:
-        return self.archive_dir(scope) / f"{when:%Y-%m}.md"
+    def archive_file_for(self, scope: Scope, when: datetime, part: int = 1) -> Path:
+        """This month's archive file; like recall files, archives roll over at
+        RECALL_FILE_MAX_LINES (2026-11.md, 2026-11.2.md, ...), so one move rewrites one bounded file."""
+        name = f"{when:%Y-%m}.md" if part <= 1 else f"{when:%Y-%m}.{part}.md"
+        return self.archive_dir(scope) / name
 
     def now_file(self, scope: Scope) -> Path:
         return self.scope_dir(scope) / NOW_FILE

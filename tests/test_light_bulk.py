@@ -1,0 +1,152 @@
+"""The light phase planned from the index in bulk gives the plan the per-entry planner gives
+(issue 21, point 3): the rows a rule may apply to chosen by one SQL query, and near-duplicates
+grouped as before (model/lifecycle.py duplicates).
+
+The vault is generated and real: recall files over several months written as the writer lays
+them out (English and Chinese lines, near-duplicates, ended lines, recalled lines, old context,
+lines with salience), a resident MEMORY.md with idle preferences, pinned lines and a rule, and
+changes made through the public API (a subject superseded, recall counts left in the journal).
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from memdream.clock import FrozenClock
+from memdream.config import load_config
+from memdream.dream.light import high_water, plan_light
+from memdream.dream.plan import Plan
+from memdream.memory import Memory
+from memdream.model.entry import Entry
+from memdream.store.format import parse_document, render_line
+
+NOW = datetime(2026, 11, 30, 3, 0, tzinfo=timezone.utc)
+CITIES = ["杭州", "上海", "成都", "Lyon", "Berlin", "Osaka"]
+THINGS = ["绿茶", "咖啡", "钢琴", "tennis", "sourdough", "jazz"]
+
+
+def _text(i: int, rng: random.Random) -> str:
+    c, t = rng.choice(CITIES), rng.choice(THINGS)
+    if i % 2:
+        return f"第{i}条：朋友{i % 97}住在{c}，喜欢{t}，每周{i % 7 + 1}次"
+    return f"Note {i}: friend {i % 97} lives in {c}, likes {t}, {i % 7 + 1} times a week"
+
+
+def _vault(root: Path, n: int = 1500) -> Memory:
+    rng = random.Random(21)
+    mem = Memory(load_config(root, "me", "main", env={}), FrozenClock(NOW))
+    mem.vault.init()
+    by_file: dict[Path, list[str]] = {}
+    texts: list[str] = []
+    for i in range(n):
+        day = NOW - timedelta(days=rng.randrange(300), minutes=i)
+        r = rng.random()
+        if r < 0.06 and texts:  # a near-duplicate: the same line said again, or with a word less
+            base = rng.choice(texts[-200:])
+            text = base + "!" if r < 0.03 else base.replace("，每周", "每周").replace(", likes", " likes")
+        elif r < 0.08:
+            text = "Same common words about tea and coffee" if i % 2 else "同样的话：喝茶和咖啡"
+        else:
+            text = _text(i, rng)
+        texts.append(text)
+        ended = 0.08 <= r < 0.11
+        e = Entry(
+            text=text, id=f"g{i:05d}", type="context" if 0.11 <= r < 0.2 else "fact", created_at=day, valid_from=day,
+            source="import", valid_to=NOW - timedelta(days=2) if ended else None, end="superseded" if ended else "",
+            hits=3 + i % 4 if 0.2 <= r < 0.23 else (1 if 0.23 <= r < 0.26 else 0),
+            last_recalled=day + timedelta(days=1) if 0.2 <= r < 0.26 else None,
+            salience=0.5 if 0.26 <= r < 0.3 else 0.0, pinned=0.3 <= r < 0.32,
+        )  # fmt: skip
+        by_file.setdefault(mem.vault.recall_file_for(mem.scope, day, 1 + i % 2), []).append(render_line(e))
+    for path, lines in by_file.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# Recall\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    resident = [
+        Entry(text="I prefer green tea in the morning", id="r0001", type="preference", created_at=NOW - timedelta(days=90)),
+        Entry(text="我喜欢安静的咖啡馆", id="r0002", type="preference", created_at=NOW - timedelta(days=10)),
+        Entry(text="我喜欢在周末爬山", id="r0003", type="preference", created_at=NOW - timedelta(days=120), pinned=True),
+        Entry(text="Always answer in short sentences", id="r0004", type="rule", created_at=NOW - timedelta(days=200)),
+        Entry(text="My name is Lin", id="r0005", type="identity", created_at=NOW - timedelta(days=250)),
+    ]
+    mem.vault.resident_file(mem.scope).write_text("# Memory\n\n" + "\n".join(render_line(e) for e in resident) + "\n", encoding="utf-8")
+    mem.sync()
+    return mem
+
+
+def _same(a: Plan, b: Plan) -> None:
+    assert a.seen == b.seen
+    assert a.notes == b.notes
+    assert a.ops == b.ops
+
+
+def test_the_bulk_plan_is_the_per_entry_plan(tmp_path: Path) -> None:
+    mem = _vault(tmp_path / "vault")
+    try:
+        # Changes through the public API: a subject superseded (the old line ends), lines
+        # recalled (counts still in the journal: a dry run counts them in).
+        mem.remember("I live in Hangzhou", subject="home city")
+        mem.remember("我住在杭州西湖区", subject="住址")
+        mem.clock.advance(days=1)  # type: ignore[attr-defined]
+        mem.remember("I live in Shanghai now", subject="home city")
+        for q in ("tennis Lyon", "绿茶 杭州", "sourdough"):
+            mem.recall(q, k=5)
+        assert mem.hit_journal.peek(), "recall counts wait in the journal"
+
+        bulk = plan_light(mem.core, 30)
+        each = plan_light(mem.core, 30, bulk=False)
+        _same(bulk, each)
+        kinds = {op.kind for op in bulk.ops}  # type: ignore[union-attr]
+        assert {"archive", "supersede", "promote", "demote"} <= kinds, kinds
+        texts = " ".join(op.entry.text for op in bulk.ops)  # type: ignore[union-attr]
+        assert "第" in texts and "Note" in texts  # Chinese and English lines both planned
+        ids = {op.entry.id for op in bulk.ops}  # type: ignore[union-attr]
+        assert not ids & {"r0003", "r0004"}  # pinned and rules are never touched
+        pinned = {f"g{i:05d}" for i in range(1500)} & ids
+        assert all("pin=" not in mem.index.by_id(mem.scope, i)[0].line for i in pinned)
+
+        # After a dream: the next plan compares only lines new since, in both planners.
+        mem.dream(["light"], force=False)
+        mark = high_water(mem.core)
+        mem.clock.advance(days=3)  # type: ignore[attr-defined]
+        mem.remember("Note 12: friend 12 lives in Osaka, likes jazz, 6 times a week!")
+        mem.remember("我喜欢在周末爬山和游泳")
+        _same(plan_light(mem.core, 30, mark), plan_light(mem.core, 30, mark, bulk=False))
+        # A full budget: the promotions that do not fit are noted the same way.
+        _same(plan_light(mem.core, 1), plan_light(mem.core, 1, bulk=False))
+    finally:
+        mem.close()
+
+
+def test_a_big_first_dream_archives_into_parts_of_a_thousand_lines(tmp_path: Path) -> None:
+    """Archives roll over like recall files: 2,400 old lines moved in one dream land in three
+    bounded parts (not one file that every later move rewrites), each line exactly once, and
+    a later forget appends to the last part."""
+    mem = Memory(load_config(tmp_path / "vault", "me", "main", env={}), FrozenClock(NOW))
+    mem.vault.init()
+    old = NOW - timedelta(days=400)
+    lines = [
+        render_line(Entry(text=(f"旧笔记{i}：去过{CITIES[i % 6]}" if i % 2 else f"old note {i} about {THINGS[i % 6]}"), id=f"o{i:05d}", type="fact", created_at=old, valid_from=old))
+        for i in range(2400)
+    ]  # fmt: skip
+    for part in range(3):
+        path = mem.vault.recall_file_for(mem.scope, old, part + 1)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# Recall\n\n" + "\n".join(lines[part * 800 : part * 800 + 800]) + "\n", encoding="utf-8")
+    keep = mem.remember("I still like tennis on Sundays")
+    try:
+        report = mem.dream(["light"], force=False)
+        assert report.phases[0].status == "applied" and report.phases[0].changes == 2400
+        archive = mem.vault.archive_dir(mem.scope)
+        parts = sorted(archive.glob("*.md"))
+        assert [p.name for p in parts] == ["2026-11.2.md", "2026-11.3.md", "2026-11.md"]
+        counts = {p.name: sum(1 for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("- ")) for p in parts}
+        assert counts == {"2026-11.md": 1000, "2026-11.2.md": 1000, "2026-11.3.md": 400}
+        ids = [e.id for p in parts for e in parse_document(p.read_text(encoding="utf-8")).entries()]
+        assert len(ids) == len(set(ids)) == 2400
+        assert mem.recall("旧笔记17", k=1, as_of=old + timedelta(days=1))[0].entry.id == "o00017"
+        mem.forget(keep.id)
+        assert "I still like tennis" in (archive / "2026-11.3.md").read_text(encoding="utf-8")
+    finally:
+        mem.close()
