@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from datetime import datetime
 from pathlib import Path
 
@@ -46,6 +47,16 @@ from memdream.memory import Memory  # noqa: E402
 from memdream.store.format import parse_document  # noqa: E402
 
 START, END = "<!-- soak:start -->", "<!-- soak:end -->"
+
+
+def _reporting(target, args: tuple, out) -> None:  # type: ignore[no-untyped-def]
+    """Run a soak process's body; if it stops on anything unexpected, say so in its result
+    (the run then fails naming the exception) instead of leaving the parent waiting for a
+    result that never comes."""
+    try:
+        target(*args, out)
+    except BaseException as exc:  # noqa: BLE001 - reported, then the process ends
+        out.put({"errors": [f"{target.__name__} stopped by {type(exc).__name__}: {exc} | {traceback.format_exc()[-1500:]}"]})
 
 
 def _worker(root: str, w: int, ops: int, out) -> None:  # type: ignore[no-untyped-def]
@@ -206,10 +217,10 @@ def concurrency(procs: int, ops: int, person_seconds: float = 20.0, in_place: bo
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
         t0 = time.perf_counter()
-        workers = [ctx.Process(target=_worker, args=(root, w, ops, q)) for w in range(procs)]
-        people = [ctx.Process(target=_person, args=(root, person_seconds, q))]
+        workers = [ctx.Process(target=_reporting, args=(_worker, (root, w, ops), q)) for w in range(procs)]
+        people = [ctx.Process(target=_reporting, args=(_person, (root, person_seconds), q))]
         if in_place:
-            people.append(ctx.Process(target=_in_place_person, args=(root, person_seconds, q)))
+            people.append(ctx.Process(target=_reporting, args=(_in_place_person, (root, person_seconds), q)))
         for p in [*workers, *people]:
             p.start()
         results = [q.get(timeout=3600) for _ in range(procs + len(people))]
