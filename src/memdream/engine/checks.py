@@ -5,8 +5,8 @@ from __future__ import annotations
 import unicodedata
 from datetime import date
 
-from memdream.errors import RefusedInput, SecretRefused
-from memdream.model.secrets import find_secret
+from memdream.errors import RefusedInput
+from memdream.model.secrets import refuse_secret as no_secret  # noqa: F401 - the engine's name for it
 
 MAX_SUBJECT_CHARS = 100
 
@@ -36,13 +36,6 @@ def check_text(text: str, max_chars: int) -> str:
 def check_subject(subject: str) -> None:
     if len(subject) > MAX_SUBJECT_CHARS or any(unicodedata.category(c) == "Cc" for c in subject.strip()):
         raise RefusedInput("the subject must be one short line", f"use at most {MAX_SUBJECT_CHARS} characters")
-
-
-def no_secret(text: str, what: str = "the text", hint: str = "keep secrets in a password manager or your environment") -> None:
-    """SecretRefused if `text` looks like a credential: credentials never enter memory."""
-    kind = find_secret(text)
-    if kind:
-        raise SecretRefused(f"refused: {what} looks like {kind}; credentials never enter memory", hint)
 
 
 def parse_day(text: str | None, what: str = "the day") -> date | None:

@@ -27,10 +27,9 @@ from memdream.knowledge import reflection
 from memdream.knowledge.conflicts import KEEP, Conflict, note_conflicts, open_conflicts, resolved
 from memdream.knowledge.index_md import NoteInfo, render_index
 from memdream.knowledge.notes import CATEGORIES, PRIORITIES, STALE_DAYS, Note, append_paragraph, mark_superseded, paragraphs, parse_note, render_note, slugify
-from memdream.errors import SecretRefused
 from memdream.llm.client import LLM, LLMError
 from memdream.model.crud import Decision, decide
-from memdream.model.secrets import find_secret
+from memdream.model.secrets import refuse_secret
 from memdream.store.vault import Scope, Vault
 from memdream.store.files import decode, read_file
 from memdream.store.writer import Writer
@@ -149,9 +148,7 @@ class Knowledge:
         # The topic becomes a file name, the title and an INDEX.md line; tags land in the
         # frontmatter: all of them get the secret check the text gets.
         for what, value in (("text", text), ("topic", topic), *(("tag", str(t)) for t in tags)):
-            kind_of_secret = find_secret(value)
-            if kind_of_secret:
-                raise SecretRefused(f"refused: the {what} looks like {kind_of_secret}; credentials never enter memory", "keep secrets out of notes")
+            refuse_secret(value, f"the {what}", "keep secrets out of notes")
         path = self._note_path(category, slugify(topic))
         today = self._today()
         outcome: list[NoteOutcome] = []

@@ -90,6 +90,15 @@ def find_secret(text: str) -> str | None:
     return engine.find(text)
 
 
+def refuse_secret(text: str, what: str = "the text", hint: str = "keep secrets in a password manager or your environment") -> None:
+    """SecretRefused if `text` looks like a credential: credentials never enter memory."""
+    from memdream.errors import SecretRefused
+
+    kind = find_secret(text)
+    if kind:
+        raise SecretRefused(f"refused: {what} looks like {kind}; credentials never enter memory", hint)
+
+
 def redact(text: str) -> tuple[str, list[str]]:
     """`text` with every line that holds a credential replaced by a note, and the kinds found.
     Conversations are kept verbatim in the raw layer, except for these lines: a pasted key
