@@ -36,7 +36,7 @@ from memdream.index.rows import (
 from memdream.model.entry import Entry
 from memdream.store.format import Document, parse_document
 from memdream.store.vault import Scope, Vault
-from memdream.store.files import LINE_INDEX_MAX, FileState, NotRegularFile, clean, decode, read_file
+from memdream.store.files import FileState, NotRegularFile, clean, decode, read_file
 from memdream.store.writer import Update
 
 __all__ = ["NEG_TOKEN", "FileSync", "bounded_line", "line_hash", "text_hash"]
