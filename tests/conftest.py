@@ -58,3 +58,49 @@ def soak():  # type: ignore[no-untyped-def]
     import soak as module  # type: ignore[import-not-found]
 
     return module
+
+
+# -- the team server's PostgreSQL (issue 20): one throwaway cluster per test session
+
+@pytest.fixture(scope="session")
+def pg_cluster():  # type: ignore[no-untyped-def]
+    """A real PostgreSQL 15 started for this test session (tests/pgcluster.py), stopped after.
+    Skipped where PostgreSQL or psycopg is missing, unless MEMDREAM_PG_TESTS=required (.ci/run
+    installs both and sets it: in CI these tests run, never skip)."""
+    import os
+
+    import pgcluster  # type: ignore[import-not-found]
+
+    why = pgcluster.available()
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        why = why or "psycopg 3 is not installed (pip install -e '.[postgres]')"
+    if why:
+        if os.environ.get("MEMDREAM_PG_TESTS") == "required":
+            pytest.fail(f"MEMDREAM_PG_TESTS=required but {why}")
+        pytest.skip(why)
+    cluster = pgcluster.Cluster().start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster, request) -> str:  # type: ignore[no-untyped-def]
+    """A fresh database (owned by an ordinary role, so row-level security applies) for one test."""
+    import re
+    import uuid
+
+    name = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:6]
+    return pg_cluster.new_database(name)
+
+
+@pytest.fixture
+def team_store(pg_url, tmp_path: Path, clock: FrozenClock):  # type: ignore[no-untyped-def]
+    """A TeamStore on a fresh database, with the suite's frozen clock."""
+    from memdream.team import open_store
+
+    store = open_store(pg_url, load_config(tmp_path / "cfg", env={}), clock=clock, cache_dir=tmp_path)
+    yield store
+    store.close()

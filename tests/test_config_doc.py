@@ -51,6 +51,7 @@ def test_the_documented_defaults_are_the_code_defaults(tmp_path: Path) -> None:
         ("write", "max_chars"): cfg.max_text_chars,
         ("recall", "fusion"): cfg.fusion,
         ("llm", "base_url"): cfg.llm_base_url,
+        ("store", "url"): cfg.store,
         ("llm", "model"): cfg.llm_model,
         ("llm", "api_key_env"): "MEMDREAM_LLM_API_KEY",
         ("llm", "timeout"): cfg.llm_timeout,

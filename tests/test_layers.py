@@ -26,10 +26,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("engine", ("memdream.engine", "memdream.doctor")),
     ("dream", ("memdream.dream",)),
     ("facade", ("memdream.memory", "memdream")),
+    ("team store", ("memdream.team",)),
     ("shells", ("memdream.cli", "memdream.mcp", "memdream.web", "memdream.chat", "memdream.demo", "memdream.__main__")),
 ]
 SHELL = len(LAYERS) - 1
-FACADE = ("memdream.memory", "memdream")  # what a shell may call, besides the pure layer and other shells
+FACADE = ("memdream.memory", "memdream", "memdream.team")  # what a shell may call, besides the pure layer and other shells
 
 
 def _modules() -> dict[str, Path]:

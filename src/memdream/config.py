@@ -25,6 +25,7 @@ ENV_LLM_BASE_URL = "MEMDREAM_LLM_BASE_URL"
 ENV_LLM_MODEL = "MEMDREAM_LLM_MODEL"
 ENV_LLM_API_KEY = "MEMDREAM_LLM_API_KEY"
 ENV_EMBEDDER = "MEMDREAM_EMBEDDER"
+ENV_STORE = "MEMDREAM_STORE"
 
 DEFAULT_VAULT = "~/.memdream"
 # The vault's file format (docs/format.md, "Format version and upgrades"). A vault without the
@@ -68,16 +69,20 @@ format = 1                        # the vault's file format (docs/format.md); me
 # base_url = "http://127.0.0.1:11434/v1"   # for "openai": any OpenAI-compatible /v1/embeddings endpoint
 # model = "nomic-embed-text"
 # api_key_env = "MEMDREAM_EMBEDDER_API_KEY" # the variable holding the key, if the endpoint needs one
+
+[store]
+# url = "postgresql://memdream@db.internal/memdream"  # the team server (docs/team-server.md; MEMDREAM_STORE); a password goes in PGPASSWORD or ~/.pgpass, never here
 """
 
 _KNOWN: dict[str, set[str]] = {
-    "": {"format", "timezone", "scope", "write", "embedder", "recall", "llm", "dream", "deep_dream_enabled"},
+    "": {"format", "timezone", "scope", "write", "embedder", "recall", "llm", "dream", "deep_dream_enabled", "store"},
     "dream": {"deep_dream_enabled", "resident_budget", "canaries", "light_every_minutes", "nightly_at", "flush_at", "replay_every_days"},
     "llm": {"base_url", "model", "api_key_env", "timeout"},
     "recall": {"fusion"},
     "scope": {"user", "agent"},
     "write": {"max_chars"},
     "embedder": {"name", "base_url", "model", "api_key_env"},
+    "store": {"url"},
 }
 
 
@@ -138,6 +143,7 @@ class Config:
     embedder_options: Mapping[str, Any] = field(default_factory=dict, compare=False)
     dream: "DreamConfig" = field(default_factory=lambda: DreamConfig())
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    store: str = field(default="", repr=False)  # a PostgreSQL URL: the team server (docs/team-server.md); "" = this vault folder
 
     def tzinfo(self) -> ZoneInfo | None:
         if not self.timezone:
@@ -239,6 +245,7 @@ def load_config(
         llm_timeout=llm_timeout,
         dream=_dream_config(data, root / CONFIG_FILE),
         raw=data,
+        store=str(env.get(ENV_STORE) or data.get("store", {}).get("url") or ""),
     )
     cfg.tzinfo()  # fail early on a bad zone name
     return cfg

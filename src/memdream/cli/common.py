@@ -19,7 +19,20 @@ if TYPE_CHECKING:
     from memdream.model.entry import Entry
 
 
+def _keep_store(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        ctx.meta["memdream_store_url"] = value
+    return value
+
+
+store_option = click.option(
+    "--store", envvar="MEMDREAM_STORE", default=None, metavar="URL", expose_value=False, callback=_keep_store,
+    help="A PostgreSQL URL: work on the team server's database instead of the vault folder [env MEMDREAM_STORE; or [store] url in memdream.toml].",
+)
+
+
 def scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = store_option(fn)
     fn = click.option("--agent", envvar="MEMDREAM_AGENT", default=None, help="Agent name of the scope [env MEMDREAM_AGENT; default main].")(fn)
     fn = click.option("--user", envvar="MEMDREAM_USER", default=None, help="User name of the scope [env MEMDREAM_USER; default me].")(fn)
     fn = click.option("--vault", envvar="MEMDREAM_VAULT", default=None, type=click.Path(file_okay=False), help="Vault folder [env MEMDREAM_VAULT; default ~/.memdream].")(fn)
@@ -48,10 +61,40 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def open_scope(vault: str | None, user: str | None, agent: str | None, create: bool = False) -> "Memory":
-    from memdream.memory import open_memory  # loaded by the command that needs it, not by --help or --version
+def store_url(config: Any) -> str:
+    """The store a command works on: --store, else MEMDREAM_STORE or [store] url ("" = the vault folder)."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get("memdream_store_url") if ctx is not None else None) or config.store
 
-    return open_memory(vault, user, agent, create=create)
+
+def open_store(config: Any) -> Any:
+    """The team store of `config` (see store_url), closed when the command ends."""
+    from memdream.team import open_store as open_team_store
+
+    store = open_team_store(store_url(config), config)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(store.close)
+    return store
+
+
+def where(mem: Any) -> str:
+    """What a command worked on, for messages: the vault folder or the store (without its password)."""
+    store = getattr(mem, "store_url", None)
+    return store if isinstance(store, str) else str(mem.vault.root)
+
+
+def open_scope(vault: str | None, user: str | None, agent: str | None, create: bool = False) -> "Memory":
+    """The scope's facade: on the vault folder, or, with a store, one transaction per call on
+    the team server's database (the same methods)."""
+    from memdream.memory import load_config, open_memory  # loaded by the command that needs it, not by --help or --version
+
+    cfg = load_config(vault, user, agent)
+    if store_url(cfg):
+        from memdream.team import scope_handle
+
+        return scope_handle(open_store(cfg), cfg.user, cfg.agent)
+    return open_memory(config=cfg, create=create)
 
 
 def emit(data: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from memdream.cli.common import emit, handle_errors, json_option, open_scope, scope_options
+from memdream.cli.common import emit, handle_errors, json_option, open_scope, scope_options, where
 from memdream.errors import RefusedInput
 from memdream.memory import FOLDER_FORMATS, TRANSCRIPT_FORMATS, Scope
 
@@ -64,6 +64,8 @@ def export_(to: str, only: str | None, vault: str | None, user: str | None, agen
     """Copy the vault's files (Markdown, dream ledgers, memdream.toml) to DIR or FILE.tar.gz.
 
     The index under .memdream/ is left out: it is derived ('memdream index rebuild').
+    With --store, the team server's scopes (or --scope's) are written to DIR as the folder
+    vault holds them, byte for byte; 'memdream push DIR --store ...' loads it back.
     Restore with 'memdream import --from vault DIR|FILE.tar.gz --vault NEW'. A plain backup
     is also just a copy of the vault folder, or 'git init' in it (each dream is then a commit).
     """
@@ -75,7 +77,7 @@ def export_(to: str, only: str | None, vault: str | None, user: str | None, agen
         scope = Scope(u, a)
     with open_scope(vault, user, agent) as mem:
         if scope is not None and scope not in mem.scopes():
-            raise RefusedInput(f"there is no scope {only} in {mem.vault.root}", "memdream status lists the scopes")
+            raise RefusedInput(f"there is no scope {only} in {where(mem)}", "leave --scope out to export every scope")
         rep = mem.export(to, scope)
     if as_json:
         emit(rep.to_json())

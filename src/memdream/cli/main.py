@@ -27,6 +27,7 @@ WHERE = {
     **dict.fromkeys(("index", "doctor"), "memdream.cli.index"),
     **dict.fromkeys(("dream", "undo", "flush", "daemon"), "memdream.cli.dream"),
     **dict.fromkeys(("serve", "chat", "web"), "memdream.cli.servers"),
+    **dict.fromkeys(("push", "token"), "memdream.cli.team"),
 }
 
 

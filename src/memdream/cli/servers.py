@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from memdream.cli.common import handle_errors, now, open_scope, scope_options
+from memdream.cli.common import handle_errors, now, open_scope, open_store, scope_options, store_url
 from memdream.errors import MemdreamError
-from memdream.memory import LLMError, Scheduler
+from memdream.memory import LLMError, Scheduler, load_config
 
 
 @click.command()
@@ -23,6 +23,10 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
     Tools: remember, recall, context, forget, pin, history, log, dream, conflicts, resolve.
     Resources: memdream://MEMORY.md, memdream://NOW.md, memdream://daily/today. The scope is
     fixed by --vault/--user/--agent; no tool argument can reach another scope.
+
+    With --store and --http: the team server. Every scope of the database is served, each
+    request's scope from its bearer token ('memdream token create'); any number of these
+    processes may share the database behind a load balancer (GET /healthz answers it).
     """
     try:
         import mcp  # noqa: F401
@@ -30,15 +34,19 @@ def serve(http: str | None, token: str | None, scheduler: bool, vault: str | Non
         raise MemdreamError("the MCP server needs the official MCP SDK (the 'mcp' extra)", "in the memdream clone: .venv/bin/pip install -e '.[mcp]' (make demo installs it too)") from exc
     from memdream.mcp.server import build_server, new_token, serve_http
 
+    host, _, port = (http or "").rpartition(":")
+    if http is not None and (not host or not port.isdigit()):
+        raise click.BadParameter("use HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
+    cfg = load_config(vault, user, agent)
+    if store_url(cfg) and http is not None:
+        _serve_store(cfg, host, int(port), token, scheduler)
+        return
     mem = open_scope(vault, user, agent, create=True)
-    sched = background_scheduler(vault, user, agent, loud=True) if scheduler else None
+    sched = (store_scheduler(mem) if store_url(cfg) else background_scheduler(vault, user, agent, loud=True)) if scheduler else None
     try:
         if http is None:
             build_server(mem).run("stdio")
             return
-        host, _, port = http.rpartition(":")
-        if not host or not port.isdigit():
-            raise click.BadParameter("use HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
         if not token:
             token = new_token()
             click.echo(f"memdream MCP over HTTP: bearer token {token}", err=True)
@@ -117,10 +125,11 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         raise MemdreamError(f"the web console needs the 'web' extra ({exc.name} is missing)", "in the memdream clone: .venv/bin/pip install -e '.[web]' (make demo installs it too)") from exc
     from memdream.web.app import create_app, new_token
 
+    cfg = load_config(vault, user, agent)
     mem = open_scope(vault, user, agent, create=True)
     supplied = bool(token)
     token = token or new_token()
-    sched = background_scheduler(vault, user, agent, loud=True) if scheduler else None
+    sched = (store_scheduler(mem) if store_url(cfg) else background_scheduler(vault, user, agent, loud=True)) if scheduler else None
     if supplied:  # never echo a secret the user gave: they know it, a terminal log need not
         click.echo(f"memdream web console for scope {mem.scope.key}: http://{host}:{port}/?token=<your --token>", err=True)
     else:
@@ -131,6 +140,36 @@ def web(host: str, port: int, token: str | None, scheduler: bool, vault: str | N
         if sched is not None:
             sched.stop(timeout=5)
         mem.close()
+
+
+def _serve_store(cfg, host: str, port: int, token: str | None, scheduler: bool) -> None:  # type: ignore[no-untyped-def]
+    """`serve --http --store`: every scope of the store, each request's scope from its token."""
+    if token:
+        raise MemdreamError(
+            "with --store, the tokens are the database's: --token (or MEMDREAM_MCP_TOKEN) is not used",
+            "create one per scope with 'memdream token create --user U --agent A --store ...', and leave --token out",
+        )
+    from memdream.mcp.server import serve_store_http
+    from memdream.team import redact
+
+    store = open_store(cfg)
+    sched = store_scheduler(store) if scheduler else None
+    click.echo(f"serving every scope of {redact(store.url)} at http://{host}:{port}/mcp (a scope per token; health: /healthz)", err=True)
+    try:
+        serve_store_http(store, host, port)
+    finally:
+        if sched is not None:
+            sched.stop(timeout=5)
+
+
+def store_scheduler(store_or_mem):  # type: ignore[no-untyped-def]
+    """The team server's dream loop (leased jobs: one dreamer per scope across all processes)."""
+    from memdream.team import scheduler
+
+    store = getattr(store_or_mem, "team_store", store_or_mem)
+    sched = scheduler(store, say=lambda m: click.echo(f"{now()}  {m}", err=True))
+    sched.start()
+    return sched
 
 
 def background_scheduler(vault: str | None, user: str | None, agent: str | None, loud: bool, defer: bool = False) -> Scheduler:

@@ -11,8 +11,10 @@ scope or a path, so none can reach another scope or leave the vault.
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from memdream import __version__
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from memdream.memory import Memory
+    from memdream.team import TeamStore
 
 INSTRUCTIONS = """memdream is the user's long-term memory: facts, preferences and rules about the user, kept
 across sessions in plain Markdown the user can read and edit.
@@ -209,3 +212,78 @@ def serve_http(mem: "Memory", host: str, port: int, token: str, log_level: str =
     import uvicorn
 
     uvicorn.run(http_app(mem, host, token), host=host, port=port, log_level=log_level)
+
+
+# -- the team server (issue 20): many scopes over one PostgreSQL store, the scope from the token
+
+_REQUEST_MEMORY: ContextVar["Any"] = ContextVar("memdream_request_memory")
+
+
+class RequestScope:
+    """The facade of the scope the current request's token serves (set by `store_guard`): the
+    tools of `build_server` are the same code on the folder vault and on the team store."""
+
+    def __getattr__(self, name: str) -> Any:
+        mem = _REQUEST_MEMORY.get(None)
+        if mem is None:  # no token was checked for this call: never fall back to some scope
+            from memdream.errors import RefusedInput
+
+            raise RefusedInput("this request carries no scope", "send the bearer token 'memdream token create' printed")
+        return getattr(mem, name)
+
+
+def _json_response(status: int, body: dict, extra: list | None = None):  # type: ignore[no-untyped-def]
+    async def respond(send):  # type: ignore[no-untyped-def]
+        headers = [(b"content-type", b"application/json"), *(extra or [])]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+    return respond
+
+
+def store_guard(app, store: "TeamStore"):  # type: ignore[no-untyped-def]
+    """ASGI middleware of the team server: `/healthz` answers a load balancer (200 when the
+    database answers); every other request needs `Authorization: Bearer <token>` for a token
+    the database holds, and runs with that token's scope and no other."""
+    import anyio.to_thread
+
+    from memdream.team import scope_handle, token_scope
+
+    async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if scope.get("path") == "/healthz":
+            ok, why = await anyio.to_thread.run_sync(store.health)
+            await _json_response(200 if ok else 503, {"ok": ok, "store": why})(send)
+            return
+        got = dict(scope.get("headers") or []).get(b"authorization", b"")
+        scheme, _, value = got.strip().partition(b" ")
+        who = None
+        if scheme.lower() == b"bearer" and value.strip():
+            who = await anyio.to_thread.run_sync(token_scope, store, value.strip().decode("latin-1"))
+        if who is None:
+            body = {"error": "missing, wrong or revoked bearer token; create one with 'memdream token create --user U --agent A --store ...'"}
+            await _json_response(401, body, [(b"www-authenticate", b"Bearer")])(send)
+            return
+        reset = _REQUEST_MEMORY.set(scope_handle(store, who.user, who.agent))
+        try:
+            await app(scope, receive, send)
+        finally:
+            _REQUEST_MEMORY.reset(reset)
+
+    return guarded
+
+
+def store_http_app(store: "TeamStore", host: str):  # type: ignore[no-untyped-def]
+    """The team server's streamable HTTP app: stateless (any process may answer any request
+    of any session, so a load balancer needs no affinity), its scope from each request's token."""
+    mem: Any = RequestScope()
+    app = build_server(mem).streamable_http_app(host=host, stateless_http=True, json_response=True)
+    return store_guard(app, store)
+
+
+def serve_store_http(store: "TeamStore", host: str, port: int, log_level: str = "warning") -> None:
+    import uvicorn
+
+    uvicorn.run(store_http_app(store, host), host=host, port=port, log_level=log_level)

@@ -1,0 +1,102 @@
+"""The database schema, as append-only numbered migrations (like the SQLite index's).
+
+Every table is keyed by scope first, so a distributed PostgreSQL (Citus) can shard by
+scope (docs/team-server.md). Row-level security keyed by the per-transaction setting
+`memdream.scope` is the second wall between scopes: a query that forgot its WHERE still
+sees one scope only. The policies apply to the owner too (FORCE); a superuser bypasses
+them, so the server should connect as an ordinary role.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "scopes, files, lines, tokens, dream leases",
+        """
+        CREATE TABLE memdream_scopes (
+            scope text PRIMARY KEY,
+            version bigint NOT NULL DEFAULT 0,
+            created_at timestamptz NOT NULL DEFAULT now()
+        );
+        -- Every file of a scope: a memory file's content is its lines (kind 'm'); any other
+        -- file, and a memory file that is not valid UTF-8 text, is kept as bytes (kind 'b').
+        CREATE TABLE memdream_files (
+            scope text NOT NULL,
+            path text NOT NULL,
+            version bigint NOT NULL,
+            kind char(1) NOT NULL CHECK (kind IN ('m', 'b')),
+            final_newline boolean NOT NULL DEFAULT true,
+            data bytea,
+            PRIMARY KEY (scope, path)
+        );
+        -- The lines of the memory files, verbatim, with the parsed columns queries need.
+        CREATE TABLE memdream_lines (
+            scope text NOT NULL,
+            path text NOT NULL,
+            pos integer NOT NULL,
+            line text NOT NULL,
+            entry_id text,
+            subject text,
+            type text,
+            valid_to text,
+            PRIMARY KEY (scope, path, pos)
+        );
+        CREATE INDEX memdream_lines_entry ON memdream_lines (scope, entry_id) WHERE entry_id IS NOT NULL;
+        CREATE INDEX memdream_lines_subject ON memdream_lines (scope, subject) WHERE subject IS NOT NULL;
+        CREATE TABLE memdream_tokens (
+            scope text NOT NULL,
+            hash text NOT NULL UNIQUE,
+            label text NOT NULL DEFAULT '',
+            created_at timestamptz NOT NULL DEFAULT now(),
+            revoked_at timestamptz,
+            PRIMARY KEY (scope, hash)
+        );
+        CREATE TABLE memdream_dream_jobs (
+            scope text PRIMARY KEY,
+            due_at timestamptz NOT NULL DEFAULT now(),
+            holder text,
+            lease_until timestamptz,
+            runs bigint NOT NULL DEFAULT 0,
+            last_status text NOT NULL DEFAULT ''
+        );
+        ALTER TABLE memdream_files ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_files FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_files
+            USING (scope = current_setting('memdream.scope', true) OR current_setting('memdream.scope', true) = '*');
+        ALTER TABLE memdream_lines ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_lines FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_lines
+            USING (scope = current_setting('memdream.scope', true) OR current_setting('memdream.scope', true) = '*');
+        """,
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def migrate(conn: Any) -> list[int]:
+    """Apply the migrations this database lacks, each in its own transaction, under an
+    advisory lock (two processes starting at once do not both migrate); returns the versions
+    applied. A database newer than this memdream is refused."""
+    from memdream.errors import VaultError
+
+    applied: list[int] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('memdream:migrate'))")
+        conn.execute("CREATE TABLE IF NOT EXISTS memdream_schema (version integer PRIMARY KEY, what text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        have = {r[0] for r in conn.execute("SELECT version FROM memdream_schema").fetchall()}
+        if have and max(have) > LATEST:
+            raise VaultError(
+                f"the database's memdream schema is version {max(have)}, newer than this memdream knows ({LATEST})",
+                "upgrade memdream on this machine (pip install -U memdream) before serving this database",
+            )
+        for version, what, sql in MIGRATIONS:
+            if version in have:
+                continue
+            conn.execute(sql)
+            conn.execute("INSERT INTO memdream_schema (version, what) VALUES (%s, %s)", (version, what))
+            applied.append(version)
+    return applied

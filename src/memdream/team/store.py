@@ -1,0 +1,441 @@
+"""The PostgreSQL store: a scope's files as rows, and the per-operation transaction.
+
+`TeamStore.session(scope)` is how every operation on a scope runs on the team server:
+
+1. BEGIN; take the scope's advisory lock (`pg_advisory_xact_lock`): the single writer, now
+   across every process on every machine;
+2. bring this process's local copy of the scope up to date: one query for the scope's
+   version; when another process changed it, the files whose version moved are fetched;
+3. run the operation with the same `Memory` as on a folder vault (its local copy: dedup and
+   supersede candidates are read inside the lock);
+4. write back every file the operation changed: a memory file's lines verbatim with their
+   parsed columns, any other file as bytes; bump the versions; COMMIT. Only then does the
+   operation return: a write is acknowledged after commit.
+
+If the operation fails, or the process dies, the transaction rolls back and the local copy
+is thrown away: the database holds exactly the acknowledged state. `session(scope,
+write=False)` (recall, context, history, ...) takes no lock: it reads a consistent snapshot,
+and a recall's hit counts (appended to the scope's hits journal) are appended in the
+database without the lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdream.config import Config
+from memdream.errors import ConfigError, MemdreamError, VaultError
+from memdream.store.files import read_file
+from memdream.store.format import parse_document
+from memdream.store.vault import Scope, Vault
+from memdream.team.schema import migrate
+
+if TYPE_CHECKING:
+    from memdream.clock import Clock
+    from memdream.embed.embedder import Embedder
+    from memdream.llm.client import LLM
+    from memdream.memory import Memory
+
+ENV_STORE = "MEMDREAM_STORE"
+ENV_CACHE = "MEMDREAM_TEAM_CACHE"
+# Memory files (their content is stored as lines): the resident file, recall and archive parts.
+_MEMORY_FILE = re.compile(r"^scopes/[^/]+/[^/]+/(?:MEMORY\.md|memory/recall/[^/.][^/]*\.md|memory/\.archive/entries/[^/.][^/]*\.md)$")
+_OLD_MTIME_S = 120  # the local copy's files are dated this far back: the writer takes them as at rest at once
+
+
+class NeedsLock(Exception):
+    """A call taken for a read changed more than its hits journal: it is run again under the
+    scope's lock (its first run was rolled back)."""
+
+
+def is_store_url(value: str) -> bool:
+    return value.startswith(("postgresql://", "postgres://"))
+
+
+def check_url(url: str) -> str:
+    if not is_store_url(url):
+        raise ConfigError(
+            f"the store {url!r} is not a PostgreSQL URL",
+            "give --store postgresql://USER@HOST/DB (or MEMDREAM_STORE, or [store] url in memdream.toml)",
+        )
+    return url
+
+
+def scope_lock_key(scope: Scope) -> str:
+    return f"memdream:scope:{scope.key}"
+
+
+def state_paths(scope: Scope) -> tuple[str, str]:
+    """The scope's files that live in the vault's state folder: its recall counts waiting to
+    be folded into the files, and its dream state."""
+    stem = f"{scope.agent}__{scope.user}"
+    return (f".memdream/hits/{stem}.jsonl", f".memdream/dream-{stem}.json")
+
+
+def scope_prefix(scope: Scope) -> str:
+    return f"scopes/{scope.agent}/{scope.user}/"
+
+
+def is_temp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def is_memory_file(rel: str) -> bool:
+    return bool(_MEMORY_FILE.match(rel))
+
+
+def local_files(root: Path, scope: Scope) -> dict[str, os.stat_result]:
+    """Every regular file of `scope` in the vault at `root` (relative path -> lstat), temp
+    files of a writer left out."""
+    out: dict[str, os.stat_result] = {}
+    base = root / scope_prefix(scope)
+    if base.is_dir():
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
+            for name in filenames:
+                if is_temp(name):
+                    continue
+                p = Path(dirpath) / name
+                st = p.lstat()
+                if not p.is_symlink() and os.path.isfile(p):
+                    out[p.relative_to(root).as_posix()] = st
+    for rel in state_paths(scope):
+        p = root / rel
+        try:
+            st = p.lstat()
+        except FileNotFoundError:
+            continue
+        if os.path.isfile(p) and not p.is_symlink():
+            out[rel] = st
+    return out
+
+
+def _sig(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+@dataclass
+class _Copy:
+    """This process's copy of one scope: the scope version it reflects, and per file the
+    database version and the local file's signature as materialized."""
+
+    version: int = -1
+    files: dict[str, tuple[int, tuple[int, int, int]]] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    memory: "Memory | None" = None
+
+
+def encode_rows(rel: str, data: bytes) -> tuple[str, bool, bytes | None, list[tuple[int, str, str | None, str | None, str | None, str | None]]]:
+    """How a file is stored: (kind, final_newline, bytes for kind 'b', lines for kind 'm')."""
+    if not is_memory_file(rel):
+        return "b", True, data, []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "b", True, data, []  # kept byte for byte (issue 17 item 12): no lines to parse
+    if "\x00" in text:
+        return "b", True, data, []  # PostgreSQL text cannot hold NUL
+    doc = parse_document(text)
+    rows = []
+    for pos, ln in enumerate(doc.lines):
+        e = ln.entry if ln.is_entry else None
+        if e is not None:
+            rows.append((pos, ln.raw, e.id or None, e.subject or None, e.type or None, e.valid_to.isoformat() if e.valid_to else None))
+        else:
+            rows.append((pos, ln.raw, None, None, None, None))
+    return "m", doc.trailing_newline, None, rows
+
+
+def decode_rows(kind: str, final_newline: bool, data: bytes | None, lines: list[str]) -> bytes:
+    if kind == "b":
+        return bytes(data or b"")
+    if not lines:
+        return b""
+    body = "\n".join(lines)
+    return (body + "\n" if final_newline else body).encode("utf-8")
+
+
+class TeamStore:
+    """One process's handle on the team database: a connection pool, and a local copy of the
+    scopes this process has served (a cache in a private temporary folder)."""
+
+    def __init__(
+        self,
+        url: str,
+        config: Config,
+        *,
+        clock: "Clock | None" = None,
+        embedder: "Embedder | None" = None,
+        llm: "LLM | None" = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        pool_size: int = 8,
+        migrate_schema: bool = True,
+    ) -> None:
+        try:
+            import psycopg  # noqa: F401
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise MemdreamError(
+                "the team server needs the PostgreSQL driver psycopg 3 (the 'postgres' extra)",
+                "in the memdream clone: .venv/bin/pip install -e '.[postgres]'",
+            ) from exc
+        self.url = check_url(url)
+        self.config = config
+        self.clock = clock
+        self.embedder = embedder
+        self.llm = llm
+        self.holder = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        parent = cache_dir or os.environ.get(ENV_CACHE) or None
+        self.cache = Path(tempfile.mkdtemp(prefix="memdream-team-", dir=parent))
+        Vault(self.cache).init()
+        self._copies: dict[str, _Copy] = {}
+        self._copies_lock = threading.Lock()
+        try:
+            self.pool = ConnectionPool(self.url, min_size=1, max_size=pool_size, open=True, timeout=30, kwargs={"autocommit": False})
+            self.pool.wait(timeout=30)
+        except Exception as exc:  # psycopg's OperationalError, pool timeouts
+            shutil.rmtree(self.cache, ignore_errors=True)
+            raise VaultError(f"cannot connect to the store {redact(self.url)}: {exc}", "check that PostgreSQL is running and the URL, user and database are right") from exc
+        if migrate_schema:
+            with self.pool.connection() as conn:
+                migrate(conn)
+
+    def close(self) -> None:
+        with self._copies_lock:
+            for copy in self._copies.values():
+                if copy.memory is not None:
+                    copy.memory.close()
+            self._copies.clear()
+        self.pool.close()
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+    def __enter__(self) -> "TeamStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the per-operation transaction
+    def _copy(self, scope: Scope) -> _Copy:
+        with self._copies_lock:
+            copy = self._copies.get(scope.key)
+            if copy is None:
+                copy = self._copies[scope.key] = _Copy()
+            return copy
+
+    def _memory(self, scope: Scope, copy: _Copy) -> "Memory":
+        if copy.memory is None:
+            from memdream.memory import Memory
+
+            cfg = dataclasses.replace(self.config, vault=self.cache, user=scope.user, agent=scope.agent)
+            copy.memory = Memory(cfg, self.clock, self.embedder, self.llm)
+        return copy.memory
+
+    def memory_of(self, scope: Scope) -> "Memory":
+        """The scope's Memory on the local copy, as it stands (no refresh: use `session`)."""
+        return self._memory(scope, self._copy(scope))
+
+    @contextmanager
+    def session(self, scope: Scope, write: bool = True) -> Iterator["Memory"]:
+        """The scope's Memory for one operation, inside its transaction (see the module)."""
+        copy = self._copy(scope)
+        with copy.lock, self.pool.connection() as conn:
+            if not write:
+                conn.isolation_level = 3  # REPEATABLE READ: one snapshot for the refresh
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                    if write:
+                        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_lock_key(scope),))
+                    version = self._refresh(conn, scope, copy)
+                    mem = self._memory(scope, copy)
+                    yield mem
+                    self._write_back(conn, scope, copy, version, write)
+            except BaseException:
+                self._forget(scope, copy)  # the local copy may hold what the database does not
+                raise
+            finally:
+                conn.isolation_level = None
+
+    def _forget(self, scope: Scope, copy: _Copy) -> None:
+        copy.version = -1
+        copy.files.clear()
+
+    def _refresh(self, conn: Any, scope: Scope, copy: _Copy) -> int:
+        """Make the local copy equal the database's scope; returns the scope's version."""
+        row = conn.execute("SELECT version FROM memdream_scopes WHERE scope = %s", (scope.key,)).fetchone()
+        version = row[0] if row else 0
+        if version == copy.version and copy.version >= 0:
+            return version
+        wanted = dict(conn.execute("SELECT path, version FROM memdream_files WHERE scope = %s", (scope.key,)).fetchall())
+        present = local_files(self.cache, scope)
+        for rel in present:
+            if rel not in wanted:
+                (self.cache / rel).unlink()
+                copy.files.pop(rel, None)
+        stale = [rel for rel, v in wanted.items() if rel not in present or copy.files.get(rel, (None, None))[0] != v or copy.files[rel][1] != _sig(present[rel])]
+        if stale:
+            for rel, data, v in self._fetch(conn, scope, stale):
+                copy.files[rel] = (v, self._put_local(rel, data))
+        copy.version = version
+        return version
+
+    def _fetch(self, conn: Any, scope: Scope, paths: list[str]) -> Iterator[tuple[str, bytes, int]]:
+        heads = conn.execute(
+            "SELECT path, version, kind, final_newline, data FROM memdream_files WHERE scope = %s AND path = ANY(%s)",
+            (scope.key, paths),
+        ).fetchall()
+        line_paths = [h[0] for h in heads if h[2] == "m"]
+        lines: dict[str, list[str]] = {p: [] for p in line_paths}
+        if line_paths:
+            for path, line in conn.execute(
+                "SELECT path, line FROM memdream_lines WHERE scope = %s AND path = ANY(%s) ORDER BY path, pos",
+                (scope.key, line_paths),
+            ):
+                lines[path].append(line)
+        for path, version, kind, final_newline, data in heads:
+            yield path, decode_rows(kind, final_newline, data, lines.get(path, [])), version
+
+    def _put_local(self, rel: str, data: bytes) -> tuple[int, int, int]:
+        path = self.cache / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        old = time.time() - _OLD_MTIME_S
+        os.utime(tmp, (old, old))
+        os.replace(tmp, path)
+        return _sig(path.lstat())
+
+    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> None:
+        present = local_files(self.cache, scope)
+        changed = [rel for rel, st in present.items() if rel not in copy.files or copy.files[rel][1] != _sig(st)]
+        gone = [rel for rel in copy.files if rel not in present]
+        if not changed and not gone:
+            return
+        if not locked:
+            self._append_unlocked(conn, scope, copy, changed, gone)
+            return
+        new_version = version + 1
+        for rel in gone:
+            conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
+            conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+            copy.files.pop(rel, None)
+        for rel in changed:
+            data, _ = read_file(self.cache / rel)
+            self._store_file(conn, scope, rel, data, new_version)
+            copy.files[rel] = (new_version, _sig(present[rel]))
+        conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, %s) ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version",
+            (scope.key, new_version),
+        )
+        if version == 0:  # a scope's first write: it gets a dream job
+            conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
+        copy.version = new_version
+
+    def _store_file(self, conn: Any, scope: Scope, rel: str, data: bytes, version: int) -> None:
+        kind, final_newline, blob, rows = encode_rows(rel, data)
+        conn.execute(
+            "INSERT INTO memdream_files (scope, path, version, kind, final_newline, data) VALUES (%s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (scope, path) DO UPDATE SET version = EXCLUDED.version, kind = EXCLUDED.kind, final_newline = EXCLUDED.final_newline, data = EXCLUDED.data",
+            (scope.key, rel, version, kind, final_newline, blob),
+        )
+        conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
+        if rows:  # one statement over arrays (COPY is not allowed under row-level security)
+            cols = list(zip(*rows))
+            conn.execute(
+                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to) "
+                "SELECT %s, %s, * FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])",
+                (scope.key, rel, *[list(c) for c in cols]),
+            )
+
+    def _append_unlocked(self, conn: Any, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> None:
+        """A read-only operation changed files: only appending to its hits journal is allowed
+        without the lock (many recalls at once); the tail is appended in the database, and the
+        local copy of that file is refreshed at the next operation."""
+        hits, _ = state_paths(scope)
+        old = copy.files.get(hits)
+        data, _ = read_file(self.cache / hits) if hits in changed else (b"", None)
+        known = old[1][2] if old is not None else 0  # the size it had when materialized
+        if gone or any(rel != hits for rel in changed) or len(data) < known:
+            raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
+        tail = data[known:]
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
+        conn.execute(
+            "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
+            "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
+            (scope.key, hits, tail),
+        )
+        conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
+            (scope.key,),
+        )
+        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
+        copy.version = -1
+
+    def health(self) -> tuple[bool, str]:
+        """(the database answers, what it said): for a load balancer's health check."""
+        try:
+            with self.pool.connection(timeout=5) as conn:
+                version = conn.execute("SELECT max(version) FROM memdream_schema").fetchone()[0]
+                conn.rollback()
+            return True, f"schema {version}"
+        except Exception as exc:  # any failure to reach the database is 'unhealthy'
+            return False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+    # -- scopes and whole files, for push / export / doctor
+    def scopes(self) -> list[Scope]:
+        with self.pool.connection() as conn:
+            rows = conn.execute("SELECT scope FROM memdream_scopes ORDER BY scope").fetchall()
+        return [Scope.from_key(r[0]) for r in rows]
+
+    def scope_files(self, scope: Scope) -> dict[str, bytes]:
+        """Every file of the scope as the folder store would hold it (relative to the vault)."""
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+            paths = [r[0] for r in conn.execute("SELECT path FROM memdream_files WHERE scope = %s ORDER BY path", (scope.key,))]
+            return {rel: data for rel, data, _ in self._fetch(conn, scope, paths)}
+
+    def put_scope_files(self, scope: Scope, files: dict[str, bytes]) -> tuple[int, int]:
+        """Make the scope's files exactly `files` (push): under the scope's lock, files that
+        differ are written, files not in `files` are deleted. Returns (written, deleted)."""
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_lock_key(scope),))
+            row = conn.execute("SELECT version FROM memdream_scopes WHERE scope = %s", (scope.key,)).fetchone()
+            version = (row[0] if row else 0) + 1
+            have_paths = [r[0] for r in conn.execute("SELECT path FROM memdream_files WHERE scope = %s", (scope.key,))]
+            have = {rel: data for rel, data, _ in self._fetch(conn, scope, have_paths)}
+            written = deleted = 0
+            for rel in sorted(have):
+                if rel not in files:
+                    conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
+                    conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+                    deleted += 1
+            for rel, data in sorted(files.items()):
+                if have.get(rel) != data:
+                    self._store_file(conn, scope, rel, data, version)
+                    written += 1
+            conn.execute(
+                "INSERT INTO memdream_scopes (scope, version) VALUES (%s, %s) ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version",
+                (scope.key, version if (written or deleted or row is None) else version - 1),
+            )
+            conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
+        return written, deleted
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)

@@ -1,0 +1,196 @@
+"""The team server on a real PostgreSQL (issue 20): the store, its transactions, two
+processes on one database, tokens, push and export, dream leases, row-level security."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memdream.config import load_config
+from memdream.memory import Memory
+from memdream.store.vault import Scope
+
+pytest.importorskip("psycopg")
+
+ALICE = Scope("alice", "main")
+BOB = Scope("bob", "main")
+
+
+def second_store(pg_url: str, tmp_path: Path, clock):  # type: ignore[no-untyped-def]
+    """Another process's handle on the same database (its own pool and local copy)."""
+    from memdream.team import open_store
+
+    return open_store(pg_url, load_config(tmp_path / "cfg2", env={}), clock=clock, cache_dir=tmp_path)
+
+
+def test_a_memory_written_through_one_process_is_recalled_through_another(team_store, pg_url, tmp_path, clock) -> None:
+    other = second_store(pg_url, tmp_path, clock)
+    try:
+        with team_store.session(ALICE) as mem:
+            mem.write("I live in Hangzhou", subject="location")
+            mem.write("我喜欢喝龙井茶")
+        with other.session(ALICE, write=False) as mem:
+            assert [h.entry.text for h in mem.recall("龙井茶")][:1] == ["我喜欢喝龙井茶"]
+        with other.session(ALICE) as mem:
+            out = mem.write("I moved to Shanghai", subject="location")
+            assert out.action == "superseded"
+        with team_store.session(ALICE, write=False) as mem:
+            trail = mem.history("location")
+            assert [e.text for e in trail] == ["I live in Hangzhou", "I moved to Shanghai"]
+            assert trail[0].valid_to is not None and trail[1].valid_to is None
+    finally:
+        other.close()
+
+
+def test_the_stored_lines_are_the_files_verbatim(team_store) -> None:
+    with team_store.session(ALICE) as mem:
+        mem.write("我的猫叫咪咪", subject="猫")
+        root = Path(mem.vault.root)
+    stored = team_store.scope_files(ALICE)  # committed: the process's local copy and the rows agree
+    local = {rel: (root / rel).read_bytes() for rel in stored}
+    assert stored == local and any(rel.endswith("recall/2026-06.md") for rel in stored)
+    with team_store.pool.connection() as conn:
+        conn.execute("SELECT set_config('memdream.scope', %s, false)", (ALICE.key,))
+        rows = conn.execute("SELECT line, entry_id, subject FROM memdream_lines WHERE entry_id IS NOT NULL").fetchall()
+    assert len(rows) == 1 and rows[0][0].startswith("- 我的猫叫咪咪 <!--m:") and rows[0][2] == "猫"
+
+
+def test_a_failed_operation_stores_nothing_and_the_next_one_starts_clean(team_store) -> None:
+    from memdream.errors import RefusedInput
+
+    with team_store.session(ALICE) as mem:
+        mem.write("I drink coffee every morning")
+    before = team_store.scope_files(ALICE)
+    with pytest.raises(RefusedInput):
+        with team_store.session(ALICE) as mem:
+            mem.write("tea at four o'clock")  # written to the local copy ...
+            raise RefusedInput("the operation fails after its write", "")  # ... then the operation fails
+    assert team_store.scope_files(ALICE) == before  # rolled back: the database holds only what was acknowledged
+    with team_store.session(ALICE, write=False) as mem:
+        assert [e.text for e in mem.list()] == ["I drink coffee every morning"]  # the local copy was thrown away and fetched again
+
+
+def test_push_then_export_gives_the_same_vault_byte_for_byte_and_push_is_idempotent(team_store, tmp_path, clock) -> None:
+    from memdream.team import push_vault
+    from memdream.team.store import local_files
+    from memdream.team.transfer import export
+
+    folder = tmp_path / "folder"
+    for scope, texts in ((ALICE, ["I live in Hangzhou", "我喜欢喝龙井茶", "Never call me before 9"]), (BOB, ["Bob's dog is Rex"])):
+        m = Memory(load_config(folder, scope.user, scope.agent, env={}), clock)
+        m.vault.init()
+        for t in texts:
+            m.write(t)
+        m.log("周会", "讨论了新的支付接口")
+        m.recall("Hangzhou")  # leaves recall counts in the hits journal
+        m.close()
+    (folder / "scopes/main/alice/memory/recall/2026-06.md").open("ab").write(b"- \xff\xfe bytes typed by hand\n")  # not UTF-8: kept as bytes
+    first = push_vault(team_store, folder)
+    assert first.written == first.files > 8 and first.deleted == 0
+    again = push_vault(team_store, folder)
+    assert again.written == 0 and again.deleted == 0
+    out = tmp_path / "exported"
+    export(team_store, out)
+    for scope in (ALICE, BOB):
+        want = sorted(local_files(folder, scope))
+        assert sorted(local_files(out, scope)) == want
+        for rel in want:
+            assert (out / rel).read_bytes() == (folder / rel).read_bytes(), rel
+    opened = Memory(load_config(out, "alice", "main", env={}), clock)  # the export is a vault memdream opens
+    assert "我喜欢喝龙井茶" in [e.text for e in opened.list()]
+    opened.close()
+
+
+def test_row_level_security_keeps_a_scope_to_itself(team_store) -> None:
+    with team_store.session(ALICE) as mem:
+        mem.write("alice's secret plan is a surprise party")
+    with team_store.session(BOB) as mem:
+        mem.write("bob likes hiking")
+    with team_store.pool.connection() as conn:
+        # A query that forgot its WHERE clause, in a transaction set for bob, sees bob only.
+        conn.execute("SELECT set_config('memdream.scope', %s, false)", (BOB.key,))
+        assert {r[0] for r in conn.execute("SELECT scope FROM memdream_lines")} == {BOB.key}
+        assert {r[0] for r in conn.execute("SELECT scope FROM memdream_files")} == {BOB.key}
+        conn.execute("SELECT set_config('memdream.scope', '', false)")
+        assert conn.execute("SELECT count(*) FROM memdream_lines").fetchone()[0] == 0  # no scope set: nothing
+        conn.rollback()
+
+
+def test_tokens_are_stored_hashed_and_revoked_at_once(team_store) -> None:
+    from memdream.team import create_token, list_tokens, revoke_token, token_scope
+
+    tok = create_token(team_store, ALICE, "feishu bot")
+    assert token_scope(team_store, tok) == ALICE
+    with team_store.pool.connection() as conn:
+        stored = [r[0] for r in conn.execute("SELECT hash FROM memdream_tokens")]
+        conn.rollback()
+    assert tok not in stored and len(stored) == 1
+    [info] = list_tokens(team_store)
+    assert info.scope == ALICE and info.label == "feishu bot" and info.fingerprint == stored[0][:12]
+    revoke_token(team_store, info.fingerprint)
+    assert token_scope(team_store, tok) is None
+    assert list_tokens(team_store) == [] and len(list_tokens(team_store, revoked=True)) == 1
+
+
+def test_one_dreamer_per_scope_and_a_dead_holders_lease_is_taken_over(team_store, pg_url, tmp_path, clock) -> None:
+    from memdream.team import dreams
+
+    with team_store.session(ALICE) as mem:
+        mem.write("I live in Hangzhou")
+    other = second_store(pg_url, tmp_path, clock)
+    try:
+        lease = dreams.claim(team_store, lease_s=0.5)
+        assert lease is not None and lease.scope == ALICE
+        assert dreams.claim(other) is None  # held: the other process does not take it
+        # The holder dies without finishing: once the lease expires, the other process takes the job over.
+        import time
+
+        time.sleep(0.7)
+        taken = dreams.run_one(other)
+        assert taken is not None and taken.scope == ALICE and taken.holder == other.holder
+        assert dreams.finish(team_store, lease, "late") is False  # the dead holder's lease is gone
+        with other.pool.connection() as conn:
+            runs, status = conn.execute("SELECT runs, last_status FROM memdream_dream_jobs WHERE scope = %s", (ALICE.key,)).fetchone()
+            conn.rollback()
+        assert runs == 1 and "light" in status
+        with team_store.session(ALICE, write=False) as mem:  # the first process sees the run: its state is a file of the scope
+            assert "light" not in mem.dreams_due()
+        assert any(rel.startswith(".memdream/dream-") for rel in team_store.scope_files(ALICE))
+    finally:
+        other.close()
+
+
+def test_a_newer_schema_is_refused(team_store, pg_url, tmp_path, clock) -> None:
+    from memdream.errors import VaultError
+    from memdream.team.schema import LATEST
+
+    with team_store.pool.connection() as conn:
+        conn.execute("INSERT INTO memdream_schema (version, what) VALUES (%s, 'from the future')", (LATEST + 1,))
+        conn.commit()
+    with pytest.raises(VaultError, match="newer than this memdream"):
+        second_store(pg_url, tmp_path, clock)
+
+
+def test_the_cli_works_on_a_store_given_by_environment(pg_url, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MEMDREAM_STORE=pg_url, MEMDREAM_VAULT=str(tmp_path / "none"))
+
+    def md(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memdream.cli.main", *args], env=env, capture_output=True, text=True, timeout=120)
+
+    assert md("remember", "我住在杭州西湖区", "--user", "alice").returncode == 0
+    got = md("recall", "杭州", "--user", "alice")
+    assert got.returncode == 0 and "我住在杭州西湖区" in got.stdout
+    assert "nothing found" in md("recall", "杭州", "--user", "bob").stdout
+    tok = md("token", "create", "--user", "alice", "--json")
+    assert tok.returncode == 0 and '"user": "alice"' in tok.stdout
+    assert md("doctor").returncode == 0
+    out = tmp_path / "exp"
+    assert md("export", "--to", str(out)).returncode == 0
+    assert "我住在杭州西湖区" in (out / "scopes/main/alice/memory/recall").joinpath(os.listdir(out / "scopes/main/alice/memory/recall")[0]).read_text()
+    bad = subprocess.run([sys.executable, "-m", "memdream.cli.main", "recall", "x", "--store", "mysql://nope"], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "not a PostgreSQL URL" in bad.stderr and "Traceback" not in bad.stderr
