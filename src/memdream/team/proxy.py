@@ -64,24 +64,20 @@ class StoreMemory:
         return export(self._store, to, scope)
 
     def doctor(self, fix: bool = False) -> Any:
-        """The folder doctor over every scope of the store: each scope is brought into this
-        process's copy (with `fix`, one locked session per scope, its repairs stored)."""
-        scopes = self._store.scopes()
-        if not fix:
-            for s in scopes:
-                with self._store.session(s, write=False):
-                    pass
-            return self._store.memory_of(self.scope).doctor(False)
+        """The folder doctor over every scope of the store, each scope in turn brought into this
+        process's copy (with `fix`, in a locked session, its repairs stored)."""
         removed: list[str] = []
         restored: list[str] = []
         unrestored: list[str] = []
-        for s in scopes:
-            with self._store.session(s, write=True) as mem:
-                r, ok, bad, _ = mem.doctor(True)
-                removed += [x for x in r if x not in removed]
-                restored += [x for x in ok if x not in restored]
-                unrestored += [x for x in bad if x not in unrestored]
-        return removed, restored, unrestored, self.doctor(False)[3]
+        problems: list[Any] = []
+        for s in self._store.scopes():
+            with self._store.session(s, write=fix) as mem:
+                r, ok, bad, found = mem.doctor(fix)
+            removed += r
+            restored += ok
+            unrestored += bad
+            problems += found
+        return removed, restored, unrestored, problems
 
     def __getattr__(self, name: str) -> Any:
         real = self._store.memory_of(self.scope)

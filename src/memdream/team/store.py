@@ -131,6 +131,7 @@ class _Copy:
     """This process's copy of one scope: the scope version it reflects, and per file the
     database version and the local file's signature as materialized."""
 
+    root: Path
     version: int = -1
     files: dict[str, tuple[int, tuple[int, int, int]]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -199,7 +200,6 @@ class TeamStore:
         self.holder = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         parent = cache_dir or os.environ.get(ENV_CACHE) or None
         self.cache = Path(tempfile.mkdtemp(prefix="memdream-team-", dir=parent))
-        Vault(self.cache).init()
         self._copies: dict[str, _Copy] = {}
         self._copies_lock = threading.Lock()
         try:
@@ -232,14 +232,19 @@ class TeamStore:
         with self._copies_lock:
             copy = self._copies.get(scope.key)
             if copy is None:
-                copy = self._copies[scope.key] = _Copy()
+                # A vault of its own per scope: its index's term statistics are the scope's
+                # alone, so a ranking never depends on which other scopes a process serves
+                # (and one tenant's words never shift another's scores).
+                root = self.cache / f"{scope.agent}__{scope.user}"
+                Vault(root).init()
+                copy = self._copies[scope.key] = _Copy(root)
             return copy
 
     def _memory(self, scope: Scope, copy: _Copy) -> "Memory":
         if copy.memory is None:
             from memdream.memory import Memory
 
-            cfg = dataclasses.replace(self.config, vault=self.cache, user=scope.user, agent=scope.agent)
+            cfg = dataclasses.replace(self.config, vault=copy.root, user=scope.user, agent=scope.agent)
             copy.memory = Memory(cfg, self.clock, self.embedder, self.llm)
         return copy.memory
 
@@ -280,15 +285,15 @@ class TeamStore:
         if version == copy.version and copy.version >= 0:
             return version
         wanted = dict(conn.execute("SELECT path, version FROM memdream_files WHERE scope = %s", (scope.key,)).fetchall())
-        present = local_files(self.cache, scope)
+        present = local_files(copy.root, scope)
         for rel in present:
             if rel not in wanted:
-                (self.cache / rel).unlink()
+                (copy.root / rel).unlink()
                 copy.files.pop(rel, None)
         stale = [rel for rel, v in wanted.items() if rel not in present or copy.files.get(rel, (None, None))[0] != v or copy.files[rel][1] != _sig(present[rel])]
         if stale:
             for rel, data, v in self._fetch(conn, scope, stale):
-                copy.files[rel] = (v, self._put_local(rel, data))
+                copy.files[rel] = (v, self._put_local(copy.root, rel, data))
         copy.version = version
         return version
 
@@ -308,8 +313,8 @@ class TeamStore:
         for path, version, kind, final_newline, data in heads:
             yield path, decode_rows(kind, final_newline, data, lines.get(path, [])), version
 
-    def _put_local(self, rel: str, data: bytes) -> tuple[int, int, int]:
-        path = self.cache / rel
+    def _put_local(self, root: Path, rel: str, data: bytes) -> tuple[int, int, int]:
+        path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as fh:
@@ -320,7 +325,7 @@ class TeamStore:
         return _sig(path.lstat())
 
     def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> None:
-        present = local_files(self.cache, scope)
+        present = local_files(copy.root, scope)
         changed = [rel for rel, st in present.items() if rel not in copy.files or copy.files[rel][1] != _sig(st)]
         gone = [rel for rel in copy.files if rel not in present]
         if not changed and not gone:
@@ -334,7 +339,7 @@ class TeamStore:
             conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
             copy.files.pop(rel, None)
         for rel in changed:
-            data, _ = read_file(self.cache / rel)
+            data, _ = read_file(copy.root / rel)
             self._store_file(conn, scope, rel, data, new_version)
             copy.files[rel] = (new_version, _sig(present[rel]))
         conn.execute(
@@ -367,7 +372,7 @@ class TeamStore:
         local copy of that file is refreshed at the next operation."""
         hits, _ = state_paths(scope)
         old = copy.files.get(hits)
-        data, _ = read_file(self.cache / hits) if hits in changed else (b"", None)
+        data, _ = read_file(copy.root / hits) if hits in changed else (b"", None)
         known = old[1][2] if old is not None else 0  # the size it had when materialized
         if gone or any(rel != hits for rel in changed) or len(data) < known:
             raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
