@@ -152,6 +152,7 @@ def _seed_bob(base: str, token: str) -> dict:
         async with client(base, token) as c:
             bank = payload(await c.call_tool("remember", {"text": "Bob's bank account is at Zurich Kantonalbank", "subject": "bank"}))["entry"]
             cat = payload(await c.call_tool("remember", {"text": "鲍勃的猫叫咪咪，住在苏黎世"}))["entry"]
+            job = payload(await c.call_tool("remember", {"text": "Bob works at Globex in Basel", "subject": "employer"}))["entry"]
             pinned = payload(await c.call_tool("remember", {"text": "Bob prefers replies in Swiss German", "type": "preference", "pin": True}))["entry"]
             coffee = payload(await c.call_tool("remember", {"text": "鲍勃每天早上喝咖啡", "type": "fact"}))["entry"]
             out = payload(await c.call_tool("remember", {"text": "鲍勃每天早上不喝咖啡了", "type": "fact"}))
@@ -159,7 +160,7 @@ def _seed_bob(base: str, token: str) -> dict:
             conflicts = payload(await c.call_tool("conflicts", {}))["conflicts"]
             conflict = next(x for x in conflicts if x["kind"] == "entry")
             payload(await c.call_tool("log", {"title": "Bob's Zurich offsite", "body": "budget 4200 CHF"}))
-            return {"bank": bank, "cat": cat, "pinned": pinned, "coffee": coffee, "conflict": conflict["id"]}
+            return {"bank": bank, "cat": cat, "job": job, "pinned": pinned, "coffee": coffee, "conflict": conflict["id"]}
 
     return run(go())
 
@@ -168,8 +169,8 @@ def test_alices_token_cannot_reach_bobs_entries_through_any_tool_or_resource(tea
     base = servers()
     alice, bob = new_token(team_env, "alice"), new_token(team_env, "bob")
     seen = _seed_bob(base, bob)
-    bob_ids = [seen[k]["id"] for k in ("bank", "cat", "pinned", "coffee")]
-    bob_texts = [seen[k]["text"] for k in ("bank", "cat", "pinned", "coffee")] + ["Bob's Zurich offsite", "budget 4200 CHF"]
+    bob_ids = [seen[k]["id"] for k in ("bank", "cat", "job", "pinned", "coffee")]
+    bob_texts = [seen[k]["text"] for k in ("bank", "cat", "job", "pinned", "coffee")] + ["Bob's Zurich offsite", "budget 4200 CHF"]
     from memdream.team import scope_handle
 
     scope_handle(team_store, "bob", "main").now("# NOW\n\n- Bob: 准备苏黎世的季度汇报\n")
@@ -199,7 +200,7 @@ def test_alices_token_cannot_reach_bobs_entries_through_any_tool_or_resource(tea
                 assert out["action"] == "added" and out["entry"]["supersedes"] in (None, "") and out["entry"]["id"] not in bob_ids, out
             tried.add("remember")
             # recall and context: bob's words find only alice's own
-            for query in ("Bob Zurich bank", "鲍勃 猫 咪咪", "Swiss German replies", "咖啡", "offsite budget CHF", "苏黎世 季度汇报"):
+            for query in ("Bob Zurich bank", "where does Bob work, Globex Basel", "鲍勃 猫 咪咪", "Swiss German replies", "咖啡", "offsite budget CHF", "苏黎世 季度汇报"):
                 hits = payload(await c.call_tool("recall", {"query": query, "k": 100}))["hits"]
                 assert all(h["id"] not in bob_ids for h in hits)
                 assert {h["text"] for h in hits} <= {shared, "Alice's bank account is at Zurich Kantonalbank"}
@@ -223,6 +224,8 @@ def test_alices_token_cannot_reach_bobs_entries_through_any_tool_or_resource(tea
                     same_failure(error(got), error(wanted), bid, fake_id)
                 else:
                     assert payload(got) == payload(wanted) == {"trail": []}
+            got = error(await c.call_tool("history", {"subject_or_id": "employer"}))  # a subject only bob has ...
+            same_failure(got, error(await c.call_tool("history", {"subject_or_id": "favourite band"})), "employer", "favourite band")  # ... as one nobody has
             assert [e["text"] for e in payload(await c.call_tool("history", {"subject_or_id": "bank"}))["trail"]] == [
                 "Alice's bank account is at Zurich Kantonalbank"
             ]
