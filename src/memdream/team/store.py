@@ -56,8 +56,9 @@ _OLD_MTIME_S = 120  # the local copy's files are dated this far back: the writer
 
 
 class NeedsLock(Exception):
-    """A call taken for a read changed more than its hits journal: it is run again under the
-    scope's lock (its first run was rolled back)."""
+    """A call taken for a read changed more than its hits journal, or could not append to it
+    because a write committed after its snapshot: it is run again under the scope's lock (its
+    first run was rolled back)."""
 
 
 def is_store_url(value: str) -> bool:
@@ -333,7 +334,15 @@ class TeamStore:
         if not locked:
             self._append_unlocked(conn, scope, copy, changed, gone)
             return
-        new_version = version + 1
+        # The scope's version moves on from what the database holds now, not from what the
+        # refresh read: a recall in another process may have appended its hit counts (without
+        # this lock) and bumped it meanwhile, and two states under one version would make a copy
+        # refreshed in between look current (and its next write drop this one's).
+        new_version = conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) "
+            "ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1 RETURNING version",
+            (scope.key,),
+        ).fetchone()[0]
         for rel in gone:
             conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
             conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
@@ -342,13 +351,10 @@ class TeamStore:
             data, _ = read_file(copy.root / rel)
             self._store_file(conn, scope, rel, data, new_version)
             copy.files[rel] = (new_version, _sig(present[rel]))
-        conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, %s) ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version",
-            (scope.key, new_version),
-        )
         if version == 0:  # a scope's first write: it gets a dream job
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
-        copy.version = new_version
+        # When hit counts were appended meanwhile, this copy's hits journal is behind: refetched next time.
+        copy.version = new_version if new_version == version + 1 else -1
 
     def _store_file(self, conn: Any, scope: Scope, rel: str, data: bytes, version: int) -> None:
         kind, final_newline, blob, rows = encode_rows(rel, data)
@@ -377,16 +383,23 @@ class TeamStore:
         if gone or any(rel != hits for rel in changed) or len(data) < known:
             raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
         tail = data[known:]
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
-        conn.execute(
-            "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
-            "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
-            (scope.key, hits, tail),
-        )
-        conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
-            (scope.key,),
-        )
+        import psycopg
+
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
+            # The scope's row first, then the file's: the order a write takes them (no deadlock).
+            conn.execute(
+                "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
+                (scope.key,),
+            )
+            conn.execute(
+                "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
+                "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
+                (scope.key, hits, tail),
+            )
+        except psycopg.errors.SerializationFailure as exc:
+            # A write committed after this read's snapshot: its counts go in again under the lock.
+            raise NeedsLock(f"scope {scope.key} changed while a recall's hit counts were appended") from exc
         copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
         copy.version = -1
 
