@@ -114,7 +114,9 @@ def error(result) -> str:  # type: ignore[no-untyped-def]
     return result.content[0].text
 
 
-def test_two_servers_on_one_store_a_memory_remembered_through_one_is_recalled_through_the_other(team_env, servers) -> None:
+def test_two_servers_on_one_store_share_each_write_at_once_and_refuse_a_revoked_token_at_once(team_env, servers) -> None:
+    """A memory remembered through one process is recalled through the other at once; then the
+    token is revoked and both refuse it on the next request (no process keeps a token)."""
     a, b = servers(), servers()
     token = new_token(team_env, "alice")
 
@@ -142,6 +144,28 @@ def test_two_servers_on_one_store_a_memory_remembered_through_one_is_recalled_th
                 assert [h["text"] for h in got] == [text]
 
     run(go())
+    # Every request is checked against the database: /healthz answers, a wrong token is refused.
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+    def post(base: str, tok: str | None, scheme: str = "Bearer") -> httpx.Response:
+        h = dict(headers, **({"Authorization": f"{scheme} {tok}".strip()} if tok is not None else {}))
+        return httpx.post(base + "/mcp", json=body, headers=h, timeout=10)
+
+    for base in (a, b):
+        health = httpx.get(base + "/healthz", timeout=5)
+        assert health.status_code == 200 and health.json()["ok"] is True
+        ok = post(base, token)
+        assert ok.status_code == 200 and "remember" in ok.text
+        for wrong, scheme in ((None, "Bearer"), ("", "Bearer"), ("mdt_not-a-token", "Bearer"), (token + "x", "Bearer"), (token, "Basic")):
+            refused = post(base, wrong, scheme)
+            assert refused.status_code == 401 and "bearer token" in refused.text, (wrong, scheme, refused.text)
+    revoked = md(team_env, "token", "revoke", token)
+    assert revoked.returncode == 0, revoked.stderr
+    for base in (a, b):  # no process keeps a token the database no longer holds
+        refused = post(base, token)
+        assert refused.status_code == 401 and refused.headers.get("www-authenticate") == "Bearer"
+        assert httpx.get(base + "/healthz", timeout=5).status_code == 200
 
 
 def _seed_bob(base: str, token: str) -> dict:
@@ -267,29 +291,3 @@ def test_alices_token_cannot_reach_bobs_entries_through_any_tool_or_resource(tea
             assert "Bob prefers replies in Swiss German" in (await c.read_resource("memdream://MEMORY.md")).contents[0].text
 
     run(bobs_view())
-
-
-def test_a_revoked_token_is_refused_at_once_by_every_process_and_healthz_answers(team_env, servers) -> None:
-    a, b = servers(), servers()
-    token = new_token(team_env, "alice")
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-    def post(base: str, tok: str | None, scheme: str = "Bearer") -> httpx.Response:
-        h = dict(headers, **({"Authorization": f"{scheme} {tok}".strip()} if tok is not None else {}))
-        return httpx.post(base + "/mcp", json=body, headers=h, timeout=10)
-
-    for base in (a, b):
-        health = httpx.get(base + "/healthz", timeout=5)
-        assert health.status_code == 200 and health.json()["ok"] is True
-        ok = post(base, token)
-        assert ok.status_code == 200 and "remember" in ok.text
-        for wrong, scheme in ((None, "Bearer"), ("", "Bearer"), ("mdt_not-a-token", "Bearer"), (token + "x", "Bearer"), (token, "Basic")):
-            refused = post(base, wrong, scheme)
-            assert refused.status_code == 401 and "bearer token" in refused.text, (wrong, scheme, refused.text)
-    revoked = md(team_env, "token", "revoke", token)
-    assert revoked.returncode == 0, revoked.stderr
-    for base in (a, b):  # no process keeps a token the database no longer holds
-        refused = post(base, token)
-        assert refused.status_code == 401 and refused.headers.get("www-authenticate") == "Bearer"
-        assert httpx.get(base + "/healthz", timeout=5).status_code == 200
