@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from memdream.config import Config
 from memdream.errors import ConfigError, MemdreamError, VaultError
 from memdream.store.files import read_file
-from memdream.store.format import parse_document
 from memdream.store.vault import Scope, Vault
 from memdream.team.schema import migrate
 
@@ -138,25 +137,26 @@ class _Copy:
     memory: "Memory | None" = None
 
 
-def encode_rows(rel: str, data: bytes) -> tuple[str, bool, bytes | None, list[tuple[int, str, str | None, str | None, str | None, str | None]]]:
-    """How a file is stored: (kind, final_newline, bytes for kind 'b', lines for kind 'm')."""
+def encode_file(rel: str, data: bytes) -> tuple[str, bool, bytes | None]:
+    """How a file is stored: (kind, final_newline, bytes for kind 'b'); a kind 'm' file's
+    content is its lines (see TeamStore._store_file)."""
     if not is_memory_file(rel):
-        return "b", True, data, []
+        return "b", True, data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return "b", True, data, []  # kept byte for byte (issue 17 item 12): no lines to parse
+        return "b", True, data  # kept byte for byte (issue 17 item 12): no lines to parse
     if "\x00" in text:
-        return "b", True, data, []  # PostgreSQL text cannot hold NUL
-    doc = parse_document(text)
-    rows = []
-    for pos, ln in enumerate(doc.lines):
-        e = ln.entry if ln.is_entry else None
-        if e is not None:
-            rows.append((pos, ln.raw, e.id or None, e.subject or None, e.type or None, e.valid_to.isoformat() if e.valid_to else None))
-        else:
-            rows.append((pos, ln.raw, None, None, None, None))
-    return "m", doc.trailing_newline, None, rows
+        return "b", True, data  # PostgreSQL text cannot hold NUL
+    return "m", text.endswith("\n") or text == "", None
+
+
+def file_lines(data: bytes) -> list[str]:
+    """The lines of a kind 'm' file, split as parse_document splits them ("\n" only)."""
+    text = data.decode("utf-8")
+    if text == "":
+        return []
+    return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
 
 
 def decode_rows(kind: str, final_newline: bool, data: bytes | None, lines: list[str]) -> bytes:
@@ -335,8 +335,7 @@ class TeamStore:
             return
         new_version = version + 1
         for rel in gone:
-            conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
-            conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+            self._delete_file(conn, scope, rel)
             copy.files.pop(rel, None)
         for rel in changed:
             data, _ = read_file(copy.root / rel)
@@ -350,21 +349,50 @@ class TeamStore:
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
         copy.version = new_version
 
+    def _delete_file(self, conn: Any, scope: Scope, rel: str) -> None:
+        from memdream.team.fulltext import apply_counts, counts, negated
+
+        gone = conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s RETURNING tok", (scope.key, rel)).fetchall()
+        df, n, total = counts(t for (t,) in gone)
+        apply_counts(conn, scope, negated(df), -n, -total)
+        conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+
     def _store_file(self, conn: Any, scope: Scope, rel: str, data: bytes, version: int) -> None:
-        kind, final_newline, blob, rows = encode_rows(rel, data)
+        """Store one file: its head row, and for a memory file the lines that differ from the
+        stored ones, position by position (an append or a changed line touches one row), with
+        the full-text columns and the scope's term statistics kept in step."""
+        from memdream.team.fulltext import apply_counts, counts, line_columns, negated, tsv_literal
+
+        kind, final_newline, blob = encode_file(rel, data)
         conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, final_newline, data) VALUES (%s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (scope, path) DO UPDATE SET version = EXCLUDED.version, kind = EXCLUDED.kind, final_newline = EXCLUDED.final_newline, data = EXCLUDED.data",
             (scope.key, rel, version, kind, final_newline, blob),
         )
-        conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
-        if rows:  # one statement over arrays (COPY is not allowed under row-level security)
+        old = dict(conn.execute("SELECT pos, line FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel)).fetchall())
+        new = file_lines(data) if kind == "m" else []
+        stale = [pos for pos, line in old.items() if pos >= len(new) or new[pos] != line]
+        fresh = [pos for pos, line in enumerate(new) if old.get(pos) != line]
+        if stale:
+            gone = conn.execute(
+                "DELETE FROM memdream_lines WHERE scope = %s AND path = %s AND pos = ANY(%s) RETURNING tok", (scope.key, rel, stale)
+            ).fetchall()
+            df, n, total = counts(t for (t,) in gone)
+            apply_counts(conn, scope, negated(df), -n, -total)
+        if fresh:
+            rows = [(pos, new[pos], *line_columns(rel, new[pos])) for pos in fresh]
             cols = list(zip(*rows))
             conn.execute(
-                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to) "
-                "SELECT %s, %s, * FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])",
-                (scope.key, rel, *[list(c) for c in cols]),
+                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, ntok, tsv) "
+                "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, "
+                "ntok, lex::tsvector "
+                "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::integer[], %s::text[]) "
+                "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, ntok, lex)",
+                (scope.key, rel, *[list(c) for c in cols], [len(t.split()) if t is not None else None for t in cols[14]], [tsv_literal(t) for t in cols[14]]),
             )
+            df, n, total = counts(cols[14])
+            apply_counts(conn, scope, df, n, total)
 
     def _append_unlocked(self, conn: Any, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> None:
         """A read-only operation changed files: only appending to its hits journal is allowed
@@ -376,19 +404,62 @@ class TeamStore:
         known = old[1][2] if old is not None else 0  # the size it had when materialized
         if gone or any(rel != hits for rel in changed) or len(data) < known:
             raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
-        tail = data[known:]
+        self._append(conn, scope, hits, data[known:])
+        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
+        copy.version = -1
+
+    # -- recall on the database's own index (keyword; no local copy needed)
+    def recall(self, scope: Scope, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:
+        """The scope's `k` best memories for `query`, scored by the same code as on a folder
+        vault (recall/search.py) over the database's full-text index (team/fulltext.py): any
+        process answers at once, whatever scopes it has a copy of. The hits are counted in
+        the scope's hits journal, as a folder vault's recall counts them."""
+        import json
+
+        from memdream.engine.recall import parse_as_of
+        from memdream.errors import RefusedInput
+        from memdream.recall.search import recall as recall_hits
+        from memdream.recall.slots import collapse as collapse_slots
+        from memdream.team.fulltext import PgIndex
+
+        if not isinstance(query, str):
+            raise RefusedInput("the query must be a string", "pass the question as plain text")
+        if rank_by not in ("score", "relevance"):
+            raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (relevance lifted by recency and importance) or 'relevance'")
+        mem = self.memory_of(scope)
+        when = parse_as_of(mem.core, as_of)
+        now = mem.clock.now()
+        with self.pool.connection() as conn:
+            conn.isolation_level = 3  # REPEATABLE READ: statistics and rows from one snapshot
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                    hits = recall_hits(PgIndex(conn, scope), scope, query, max(0, int(k)), now, as_of=when, rank_by=rank_by)
+                    hits = [h for h in hits if not h.entry.pending]
+                    if when is None:
+                        hits = collapse_slots(hits)
+                    if hits and when is None:
+                        lines = "".join(json.dumps({"id": h.entry.id, "at": now.isoformat()}) + "\n" for h in hits if h.entry.id)
+                        self._append(conn, scope, state_paths(scope)[0], lines.encode("utf-8"))
+            finally:
+                conn.isolation_level = None
+        return hits
+
+    def _append(self, conn: Any, scope: Scope, rel: str, tail: bytes) -> None:
+        """Append to a scope's state file (its hits journal) without the scope's lock: appends
+        from many processes are serialized by a second advisory lock of the scope."""
+        if not tail:
+            return
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
         conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
             "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
-            (scope.key, hits, tail),
+            (scope.key, rel, tail),
         )
         conn.execute(
             "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
             (scope.key,),
         )
-        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
-        copy.version = -1
 
     def health(self) -> tuple[bool, str]:
         """(the database answers, what it said): for a load balancer's health check."""
@@ -426,8 +497,7 @@ class TeamStore:
             written = deleted = 0
             for rel in sorted(have):
                 if rel not in files:
-                    conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
-                    conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+                    self._delete_file(conn, scope, rel)
                     deleted += 1
             for rel, data in sorted(files.items()):
                 if have.get(rel) != data:
