@@ -333,3 +333,55 @@ def test_keyword_recall_on_the_store_needs_no_local_copy_and_counts_its_hits(tea
         cold.close()
     journal = team_store.scope_files(ALICE)[".memdream/hits/main__alice.jsonl"]
     assert journal.count(b"\n") == 1 and hits[0].entry.id.encode() in journal
+
+
+def test_an_edit_made_against_a_stale_version_is_refused_across_processes(team_store, pg_url, tmp_path, clock) -> None:
+    """Point 3: the hand-edit rule as optimistic concurrency. The web console's edit names the
+    version it was made against; another process's change in between makes it stale: refused,
+    nothing written (the console answers 409)."""
+    from memdream.errors import ChangedOnDisk
+    from memdream.team import scope_handle
+
+    here = scope_handle(team_store, "alice", "main")
+    out = here.write("I live in Hangzhou")
+    eid = out.entry.id
+    [(row_id, version)] = [(e.id, v) for e, v in here.versioned() if e.id == eid] or [(None, None)]
+    assert row_id == eid
+    other = second_store(pg_url, tmp_path, clock)
+    try:
+        scope_handle(other, "alice", "main").pin(eid)  # another process changes the line meanwhile
+        with pytest.raises(ChangedOnDisk):
+            with here.at_version(eid, version):
+                here.update(eid, "I live in Suzhou", source="user")
+        assert [e.text for e in here.list()] == ["I live in Hangzhou"]  # nothing was written
+        fresh = here.versions([eid])[eid]
+        assert fresh != version
+        with here.at_version(eid, fresh):  # against the current version: accepted
+            here.update(eid, "I live in Suzhou", source="user")
+        assert [e.text for e in scope_handle(other, "alice", "main").list()] == ["I live in Suzhou"]
+    finally:
+        other.close()
+
+
+def test_the_web_console_on_the_store_answers_409_to_an_edit_another_process_made_stale(team_store, pg_url, tmp_path, clock) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from memdream.team import scope_handle
+    from memdream.web.app import create_app
+
+    mem = scope_handle(team_store, "alice", "main")
+    eid = mem.write("我喜欢靠窗的座位", type="preference").entry.id
+    c = TestClient(create_app(mem, "tok-123456", port=8765), base_url="http://127.0.0.1:8765")
+    html = c.get("/entries?token=tok-123456").text
+    assert "我喜欢靠窗的座位" in html
+    csrf = html.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    version = html.split(f'/entry/{eid}/pin"><input type="hidden" name="csrf" value="{csrf}"><input type="hidden" name="version" value="', 1)[1].split('"', 1)[0]
+    other = second_store(pg_url, tmp_path, clock)
+    try:
+        scope_handle(other, "alice", "main").pin(eid)  # another server process changes the line
+        r = c.post(f"/entry/{eid}/edit", data={"csrf": csrf, "version": version, "text": "我喜欢靠过道的座位"})
+        assert r.status_code == 409 and "Nothing was overwritten" in r.text
+        assert [e.text for e in scope_handle(other, "alice", "main").list()] == ["我喜欢靠窗的座位"]
+    finally:
+        other.close()

@@ -9,6 +9,9 @@ Memory's own.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from memdream.store.vault import Scope
@@ -35,6 +38,30 @@ class StoreMemory:
     def __init__(self, store: "TeamStore", scope: Scope) -> None:
         self._store = store
         self.scope = scope
+        self._open: ContextVar[Any] = ContextVar(f"memdream_session_{id(self)}", default=None)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """Every call made inside runs in one session of the scope, under its lock: they
+        commit together, or not at all."""
+        if self._open.get() is not None:
+            yield self
+            return
+        with self._store.session(self.scope, write=True) as mem:
+            reset = self._open.set(mem)
+            try:
+                yield self
+            finally:
+                self._open.reset(reset)
+
+    @contextmanager
+    def at_version(self, entry_id: str, version: str | None) -> Iterator[Any]:
+        """Memory.at_version on the store: the version is checked, and the changes made inside
+        are made, in one transaction under the scope's lock (optimistic concurrency across
+        processes: a stale version is refused, as on a folder vault)."""
+        with self.transaction():
+            with self._open.get().at_version(entry_id, version) as entry:
+                yield entry
 
     def __enter__(self) -> "StoreMemory":
         return self
@@ -83,7 +110,7 @@ class StoreMemory:
         """Keyword recall runs on the database's own index (no local copy needed); with an
         embedder, on the local copy, where the vectors are."""
         real = self._store.memory_of(self.scope)
-        if real.core.embedder_configured:
+        if real.core.embedder_configured or self._open.get() is not None:
             return self._call("recall")(query, k=k, as_of=as_of, rank_by=rank_by)
         real.core.last_warning = ""
         return self._store.recall(self.scope, query, k, as_of, rank_by)
@@ -103,6 +130,9 @@ class StoreMemory:
         from memdream.team.store import NeedsLock
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            inside = self._open.get()
+            if inside is not None:  # within transaction(): the same session
+                return getattr(inside, name)(*args, **kwargs)
             write = name not in READS
             try:
                 with self._store.session(self.scope, write=write) as mem:
