@@ -385,3 +385,36 @@ def test_the_web_console_on_the_store_answers_409_to_an_edit_another_process_mad
         assert [e.text for e in scope_handle(other, "alice", "main").list()] == ["我喜欢靠窗的座位"]
     finally:
         other.close()
+
+
+def test_hybrid_recall_on_the_store_ranks_as_on_the_folder_with_vectors_stored_once(pg_url, tmp_path, clock) -> None:
+    """Point 4, vectors: with an embedder, the store keeps one vector per text in a real[]
+    column (computed by the first process that recalls, then shared) and scores the query
+    exactly, so hybrid recall gives the folder vault's top 10."""
+    from memdream.embed.fake import HashEmbedder
+    from memdream.team import open_store, push_vault, scope_handle
+
+    folder = tmp_path / "gen"
+    _generated_vault(folder, clock, 400)
+    emb = HashEmbedder(128)
+    m = Memory(load_config(folder, "me", "main", env={}), clock, emb)
+    m.sync()
+    m.embed_pending()
+    stores = [open_store(pg_url, load_config(tmp_path / "c", env={}), clock=clock, embedder=HashEmbedder(128), cache_dir=tmp_path) for _ in range(2)]
+    try:
+        push_vault(stores[0], folder)
+        assert scope_handle(stores[1], "me", "main").embed_pending() == len({e.text for e in m.list()})
+        for n, q in enumerate(["我住在杭州", "coffee and tea", "小狗 dog", "支付接口要注意什么"]):
+            want = [(h.entry.id, round(h.score, 6)) for h in m.recall(q, rank_by="relevance")]
+            got = [(h.entry.id, round(h.score, 6)) for h in scope_handle(stores[n % 2], "me", "main").recall(q, rank_by="relevance")]
+            assert len(want) == 10 and got == want, q
+            assert all(h.trace.cosine is not None for h in scope_handle(stores[n % 2], "me", "main").recall(q, k=3)), q
+        with stores[0].pool.connection() as conn:
+            conn.execute("SELECT set_config('memdream.scope', 'main/me', false)")
+            model, count = conn.execute("SELECT min(model), count(*) FROM memdream_vectors").fetchone()
+            conn.rollback()
+        assert model == emb.model_id and count == len({e.text for e in m.list()})  # each current text embedded once
+    finally:
+        m.close()
+        for s in stores:
+            s.close()

@@ -14,7 +14,6 @@ ranking on both (tests/test_team.py).
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -32,6 +31,14 @@ POSITION_MAX = 16383  # PostgreSQL's largest position in a tsvector
 POSITIONS_MAX = 256  # and the most positions it keeps per lexeme: BM25 sees tf <= 256
 
 
+def row_id(path: str, pos: int) -> int:
+    """A stable id for a stored line (recall keys candidates by rowid: the keyword and the dense
+    side must give one line the same id)."""
+    import hashlib
+
+    return (int.from_bytes(hashlib.blake2b(path.encode("utf-8"), digest_size=5).digest(), "big") << 22) | (pos & 0x3FFFFF)
+
+
 def layer_of(rel: str) -> str:
     if rel.endswith("/MEMORY.md"):
         return RESIDENT
@@ -39,18 +46,18 @@ def layer_of(rel: str) -> str:
 
 
 def line_columns(rel: str, raw: str) -> tuple[Any, ...]:
-    """(entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok)
-    for one line of a memory file; all None for a line that is not an entry."""
+    """(entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok,
+    thash) for one line of a memory file; all None for a line that is not an entry."""
     ln = Line(raw)
     if not ln.is_entry or ln.entry is None:
-        return (None,) * 13
+        return (None,) * 14
     layer = layer_of(rel)
     lh, line, e = item(raw, ln.entry, layer)
     p = prepared_row(lh, line, e, entry_tokens(e))
     # p: lh, raw, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience, ntok, thash, tok
     return (
         e.id or None, e.subject or None, e.type or None, e.valid_to.isoformat() if e.valid_to else None,
-        layer, p[3], p[7], p[8], p[9], p[10], p[11], p[13], p[16],
+        layer, p[3], p[7], p[8], p[9], p[10], p[11], p[13], p[16], p[15],
     )  # fmt: skip
 
 
@@ -119,6 +126,7 @@ class PgIndex:
     def __init__(self, conn: Any, scope: Scope) -> None:
         self.conn = conn
         self.scope = scope
+        self.thash: dict[int, str] = {}  # row id -> text hash, of the rows handed out (for the dense side)
 
     def document_frequency(self, terms: list[str]) -> dict[str, int]:
         if not terms:
@@ -157,7 +165,7 @@ class PgIndex:
         w = [weights.get(t, 1.0) * idf(df[t], n_docs) for t in present]
         sql = (
             "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])) "
-            "SELECT l.pos, l.path, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, "
+            "SELECT l.pos, l.path, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash, "
             "sum(q.w * cardinality(u.positions) * %s / (cardinality(u.positions) + %s * (1 - %s + %s * l.ntok / %s))) AS s "
             "FROM memdream_lines l CROSS JOIN LATERAL unnest(l.tsv) AS u JOIN q ON q.term = u.lexeme "
             "WHERE l.scope = %s AND l.tsv @@ %s::tsquery AND l.layer = ANY(%s)" + (" AND l.vt IS NULL" if current_only else "") + " "
@@ -165,12 +173,27 @@ class PgIndex:
         )
         args = (present, w, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, avgdl or 1.0, scope.key, tsquery(present), list(layers), limit)
         scored: list[tuple[float, Row]] = []
-        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, _ in self.conn.execute(sql, args):
-            row = Row(0, path, scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
+        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th, _ in self.conn.execute(sql, args):
+            row = Row(row_id(path, pos), path, scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
+            self.thash[row.rowid] = th
             scored.append((bm25(present, tok.split(), df, n_docs, avgdl, weights), row))
         scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].line))
-        # rowid: the rank, unique among the candidates (recall breaks exact ties by it)
-        return [(dataclasses.replace(row, rowid=n), s) for n, (s, row) in enumerate(scored, 1)]
+        return [(row, s) for s, row in scored]
+
+    def rows_by_hash(self, thashes: list[str], layers: tuple[str, ...]) -> list[tuple[Row, str]]:
+        """The current entry lines holding these texts (the dense side's nearest), with their hash."""
+        if not thashes:
+            return []
+        sql = (
+            "SELECT pos, path, layer, line, etype, vf, vt, ca, la, hits, salience, tok, thash FROM memdream_lines "
+            "WHERE scope = %s AND thash = ANY(%s) AND layer = ANY(%s) AND vt IS NULL"
+        )
+        out = []
+        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(sql, (self.scope.key, thashes, list(layers))):
+            row = Row(row_id(path, pos), path, self.scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
+            self.thash[row.rowid] = th
+            out.append((row, th))
+        return out
 
     def tokens_of(self, rowids: list[int]) -> dict[int, str]:
         return {}

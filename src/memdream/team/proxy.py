@@ -107,13 +107,14 @@ class StoreMemory:
         return removed, restored, unrestored, problems
 
     def recall(self, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:
-        """Keyword recall runs on the database's own index (no local copy needed); with an
-        embedder, on the local copy, where the vectors are."""
-        real = self._store.memory_of(self.scope)
-        if real.core.embedder_configured or self._open.get() is not None:
+        """Recall runs on the database's own index and vectors (no local copy needed)."""
+        if self._open.get() is not None:
             return self._call("recall")(query, k=k, as_of=as_of, rank_by=rank_by)
-        real.core.last_warning = ""
         return self._store.recall(self.scope, query, k, as_of, rank_by)
+
+    def embed_pending(self, limit: int | None = None, progress: Any = None) -> int:
+        """Embed what lacks a vector, into the database (shared by every process)."""
+        return self._store.embed_pending(self.scope, limit, progress)
 
     def __getattr__(self, name: str) -> Any:
         real = self._store.memory_of(self.scope)

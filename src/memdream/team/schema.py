@@ -86,7 +86,7 @@ MIGRATIONS.append(
         ALTER TABLE memdream_lines
             ADD COLUMN layer text, ADD COLUMN etype text, ADD COLUMN vf double precision, ADD COLUMN vt double precision,
             ADD COLUMN ca double precision, ADD COLUMN la double precision, ADD COLUMN hits integer, ADD COLUMN salience double precision,
-            ADD COLUMN tok text, ADD COLUMN ntok integer, ADD COLUMN tsv tsvector;
+            ADD COLUMN tok text, ADD COLUMN ntok integer, ADD COLUMN tsv tsvector, ADD COLUMN thash text;
         CREATE INDEX memdream_lines_tsv ON memdream_lines USING gin (tsv);
         -- BM25's statistics, per scope (a tenant's words never shift another tenant's scores).
         CREATE TABLE memdream_terms (
@@ -108,6 +108,29 @@ MIGRATIONS.append(
         ALTER TABLE memdream_scope_stats FORCE ROW LEVEL SECURITY;
         CREATE POLICY memdream_scope_wall ON memdream_scope_stats
             USING (scope = current_setting('memdream.scope', true));
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
+        3,
+        "embeddings per scope, model and text",
+        """
+        -- Derived like the index (rebuildable from the lines): one vector per distinct text of
+        -- a scope and embedding model, shared by every process instead of each embedding again.
+        -- A real[] column, scored exactly over recall's candidates (pgvector is not required).
+        CREATE TABLE memdream_vectors (
+            scope text NOT NULL,
+            model text NOT NULL,
+            thash text NOT NULL,
+            vec real[] NOT NULL,
+            PRIMARY KEY (scope, model, thash)
+        );
+        ALTER TABLE memdream_vectors ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_vectors FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_vectors USING (scope = current_setting('memdream.scope', true));
+        CREATE INDEX memdream_lines_thash ON memdream_lines (scope, thash) WHERE thash IS NOT NULL;
         """,
     )
 )

@@ -201,6 +201,7 @@ class TeamStore:
         parent = cache_dir or os.environ.get(ENV_CACHE) or None
         self.cache = Path(tempfile.mkdtemp(prefix="memdream-team-", dir=parent))
         self._copies: dict[str, _Copy] = {}
+        self._vector_stores: dict[str, Any] = {}
         self._copies_lock = threading.Lock()
         try:
             self.pool = ConnectionPool(self.url, min_size=1, max_size=pool_size, open=True, timeout=30, kwargs={"autocommit": False})
@@ -383,12 +384,12 @@ class TeamStore:
             rows = [(pos, new[pos], *line_columns(rel, new[pos])) for pos in fresh]
             cols = list(zip(*rows))
             conn.execute(
-                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, ntok, tsv) "
-                "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, "
+                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, thash, ntok, tsv) "
+                "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, "
                 "ntok, lex::tsvector "
                 "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::integer[], %s::text[]) "
-                "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, ntok, lex)",
+                "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::text[], %s::integer[], %s::text[]) "
+                "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, ntok, lex)",
                 (scope.key, rel, *[list(c) for c in cols], [len(t.split()) if t is not None else None for t in cols[14]], [tsv_literal(t) for t in cols[14]]),
             )
             df, n, total = counts(cols[14])
@@ -420,7 +421,10 @@ class TeamStore:
         from memdream.errors import RefusedInput
         from memdream.recall.search import recall as recall_hits
         from memdream.recall.slots import collapse as collapse_slots
+        from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
+        from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
         from memdream.team.fulltext import PgIndex
+        from memdream.team.vectors import cosine_weight
 
         if not isinstance(query, str):
             raise RefusedInput("the query must be a string", "pass the question as plain text")
@@ -429,12 +433,33 @@ class TeamStore:
         mem = self.memory_of(scope)
         when = parse_as_of(mem.core, as_of)
         now = mem.clock.now()
+        vectors = self._vectors(mem)
         with self.pool.connection() as conn:
+            mem.core.last_warning = ""
+            if vectors is not None and query.strip():
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                        vectors.embed_pending(conn, scope)
+                except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to keyword recall
+                    mem.core.last_warning = f"embedder unavailable, keyword relevance only: {exc}"
+                    vectors = None
             conn.isolation_level = 3  # REPEATABLE READ: statistics and rows from one snapshot
             try:
                 with conn.transaction():
                     conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
-                    hits = recall_hits(PgIndex(conn, scope), scope, query, max(0, int(k)), now, as_of=when, rank_by=rank_by)
+                    index = PgIndex(conn, scope)
+                    layers = (RESIDENT, RECALL) if when is None else (RESIDENT, RECALL, ARCHIVE)
+                    dense = None
+                    if vectors is not None and query.strip():
+                        try:
+                            dense = vectors.dense(conn, index, scope, query, layers)
+                        except Exception as exc:  # noqa: BLE001 - as above
+                            mem.core.last_warning = f"embedder unavailable, keyword relevance only: {exc}"
+                    hits = recall_hits(
+                        index, scope, query, max(0, int(k)), now, as_of=when, rank_by=rank_by, dense=dense, fusion=self.config.fusion,
+                        cosine_weight=cosine_weight(vectors.embedder, query) if dense is not None and vectors is not None else DEFAULT_COSINE_WEIGHT,
+                    )  # fmt: skip
                     hits = [h for h in hits if not h.entry.pending]
                     if when is None:
                         hits = collapse_slots(hits)
@@ -444,6 +469,37 @@ class TeamStore:
             finally:
                 conn.isolation_level = None
         return hits
+
+    def embed_pending(self, scope: Scope, limit: int | None = None, progress: Any = None) -> int:
+        """Embed the scope's current texts that have no vector in the database for the
+        configured embedder (0 without one); returns how many were embedded."""
+        vectors = self._vectors(self.memory_of(scope))
+        if vectors is None:
+            return 0
+        done = 0
+        while limit is None or done < limit:
+            step = 1024 if limit is None else min(1024, limit - done)
+            with self.pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                n = vectors.embed_pending(conn, scope, step)
+            done += n
+            if progress is not None and n:
+                progress(done, done)
+            if n < step:
+                break
+        return done
+
+    def _vectors(self, mem: "Memory") -> Any:
+        """The database's embeddings for the configured embedder (None: keyword only)."""
+        if not mem.core.embedder_configured:
+            return None
+        from memdream.team.vectors import PgVectors
+
+        model = mem.core.embedder.model_id
+        found = self._vector_stores.get(model)
+        if found is None:
+            found = self._vector_stores[model] = PgVectors(mem.core.embedder)
+        return found
 
     def _append(self, conn: Any, scope: Scope, rel: str, tail: bytes) -> None:
         """Append to a scope's state file (its hits journal) without the scope's lock: appends
