@@ -418,3 +418,20 @@ def test_hybrid_recall_on_the_store_ranks_as_on_the_folder_with_vectors_stored_o
         m.close()
         for s in stores:
             s.close()
+
+
+def test_doctor_on_the_store_checks_every_scope_and_the_databases_own_index(team_store) -> None:
+    from memdream.team import scope_handle
+
+    for scope in (ALICE, BOB):
+        with team_store.session(scope) as mem:
+            mem.write(f"{scope.user} drinks 乌龙茶 every day")
+    alice = scope_handle(team_store, "alice", "main")
+    assert alice.doctor()[3] == []
+    with team_store.pool.connection() as conn:  # the statistics drift (a bug, or a hand-made change to the rows)
+        conn.execute("SELECT set_config('memdream.scope', %s, false)", (BOB.key,))
+        conn.execute("UPDATE memdream_terms SET df = df + 5 WHERE scope = %s", (BOB.key,))
+        conn.commit()
+    found = [str(p) for p in alice.doctor()[3]]
+    assert len(found) == 1 and "main/bob: the full-text statistics disagree" in found[0]
+    assert alice.doctor(fix=True)[3] == [] and alice.doctor()[3] == []

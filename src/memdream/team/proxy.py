@@ -97,6 +97,12 @@ class StoreMemory:
         restored: list[str] = []
         unrestored: list[str] = []
         problems: list[Any] = []
+        from memdream.doctor import Problem
+        from memdream.team.schema import LATEST
+
+        version = self._store.schema_version()
+        if version != LATEST:
+            problems.append(Problem(self.store_url, 0, f"the database's schema is version {version}, this memdream's is {LATEST}"))
         for s in self._store.scopes():
             with self._store.session(s, write=fix) as mem:
                 r, ok, bad, found = mem.doctor(fix)
@@ -104,6 +110,7 @@ class StoreMemory:
             restored += ok
             unrestored += bad
             problems += found
+            problems += [Problem(self.store_url, 0, m) for m in self._store.check_scope(s, fix) if not (fix and m.endswith("recounted"))]
         return removed, restored, unrestored, problems
 
     def recall(self, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:

@@ -527,6 +527,43 @@ class TeamStore:
         except Exception as exc:  # any failure to reach the database is 'unhealthy'
             return False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
+    def check_scope(self, scope: Scope, fix: bool = False) -> list[str]:
+        """What the database holds for the scope that its lines do not bear out: term
+        statistics that differ from a count over the stored tokens, lines whose parsed
+        columns differ from the line. With `fix`, the statistics are recounted (they are
+        derived from the lines). Returns one message per problem found."""
+        from memdream.team.fulltext import apply_counts, counts, line_columns
+
+        problems: list[str] = []
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+            if fix:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_lock_key(scope),))
+            rows = conn.execute("SELECT path, pos, line, tok FROM memdream_lines WHERE scope = %s", (scope.key,)).fetchall()
+            for path, pos, line, tok in rows:
+                if line_columns(path, line)[12] != tok:
+                    problems.append(f"{path}:{pos + 1}: the stored columns do not match the line (run 'memdream push' of an export to rewrite it)")
+            want, n, total = counts(t for *_, t in rows)
+            have = dict(conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s", (scope.key,)).fetchall())
+            stats = conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (scope.key,)).fetchone() or (0, 0)
+            off = sorted(t for t in set(want) | set(have) if want.get(t, 0) != have.get(t, 0))
+            if off or tuple(stats) != (n, total):
+                problems.append(
+                    f"{scope.key}: the full-text statistics disagree with the stored lines ({len(off)} term(s), entries {stats[0]} vs {n})"
+                    + ("; recounted" if fix else "; 'memdream doctor --fix --store ...' recounts them")
+                )
+                if fix:
+                    conn.execute("DELETE FROM memdream_terms WHERE scope = %s", (scope.key,))
+                    conn.execute("DELETE FROM memdream_scope_stats WHERE scope = %s", (scope.key,))
+                    apply_counts(conn, scope, want, n, total)
+        return problems
+
+    def schema_version(self) -> int:
+        with self.pool.connection() as conn:
+            version = conn.execute("SELECT max(version) FROM memdream_schema").fetchone()[0]
+            conn.rollback()
+        return int(version or 0)
+
     # -- scopes and whole files, for push / export / doctor
     def scopes(self) -> list[Scope]:
         with self.pool.connection() as conn:
