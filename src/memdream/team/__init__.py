@@ -109,4 +109,12 @@ def throwaway_cluster() -> tuple[Any, str]:
             import psycopg_pool  # noqa: F401
         except ImportError:
             why = "psycopg 3 is not installed (pip install -e '.[postgres]')"
-    return (None, why) if why else (Cluster().start(), "")
+    if why:
+        return None, why
+    import subprocess
+
+    try:
+        return Cluster().start(), ""
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = (getattr(exc, "stderr", b"") or b"").decode("utf-8", "replace").strip().splitlines()
+        return None, f"PostgreSQL did not start: {detail[-1] if detail else exc}"

@@ -44,7 +44,9 @@ class Cluster:
     """`with Cluster() as c: c.dsn` is a superuser DSN for the database `postgres`."""
 
     def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="memdream-pg-"))
+        # As root the server runs as the postgres user, who must reach the folder: a private
+        # temporary folder (pytest's, a user's TMPDIR) may not be traversable, /tmp is.
+        self.dir = Path(tempfile.mkdtemp(prefix="memdream-pg-", dir="/tmp" if os.geteuid() == 0 and Path("/tmp").is_dir() else None))
         self.data = self.dir / "data"
         self.sock = self.dir
         self.user = "postgres"
@@ -65,6 +67,13 @@ class Cluster:
         return f"postgresql://{auth}@/{dbname}?host={self.sock}"
 
     def start(self) -> "Cluster":
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> "Cluster":
         env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
         subprocess.run(
             [*self._as, find_bin("initdb"), "-D", str(self.data), "-U", self.user, "-A", "trust", "-E", "UTF8", "--no-sync"],
