@@ -286,7 +286,6 @@ def test_the_databases_index_ranks_exactly_as_the_sqlite_index(team_store, tmp_p
 def test_the_databases_statistics_follow_every_change(team_store, tmp_path, clock) -> None:
     """Writes, supersedes, forgets and a dream through the store keep the database's term
     statistics equal to a SQLite index built from the same files."""
-    from memdream.index.db import Index
     from memdream.team.fulltext import PgIndex
 
     with team_store.session(ALICE) as mem:
