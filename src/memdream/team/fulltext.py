@@ -66,15 +66,22 @@ def tsv_literal(tok: str | None) -> str | None:
     configuration) with its positions, so a term's frequency in the line is known to SQL."""
     if tok is None:
         return None
-    where: dict[str, list[int]] = {}
+    where: dict[str, list[str]] = {}
     for n, t in enumerate(tok.split(), 1):
-        if len(t.encode("utf-8")) <= LEXEME_MAX:
-            where.setdefault(t, []).append(min(n, POSITION_MAX))
-    return " ".join(f"{quote(t)}:{','.join(map(str, ps[:POSITIONS_MAX]))}" for t, ps in where.items())
+        if len(t) > LEXEME_MAX // 4 and len(t.encode("utf-8")) > LEXEME_MAX:
+            continue
+        ps = where.get(t)
+        if ps is None:
+            where[t] = [str(min(n, POSITION_MAX))]
+        elif len(ps) < POSITIONS_MAX:
+            ps.append(str(min(n, POSITION_MAX)))
+    return " ".join(f"{quote(t)}:{','.join(ps)}" for t, ps in where.items())
 
 
 def quote(t: str) -> str:
-    return "'" + t.replace("\\", "\\\\").replace("'", "''") + "'"
+    if "'" in t or "\\" in t:
+        t = t.replace("\\", "\\\\").replace("'", "''")
+    return f"'{t}'"
 
 
 def counts(toks: Iterable[str | None]) -> tuple[Counter[str], int, int]:

@@ -51,6 +51,7 @@ ENV_STORE = "MEMDREAM_STORE"
 ENV_CACHE = "MEMDREAM_TEAM_CACHE"
 # Memory files (their content is stored as lines): the resident file, recall and archive parts.
 _MEMORY_FILE = re.compile(r"^scopes/[^/]+/[^/]+/(?:MEMORY\.md|memory/recall/[^/.][^/]*\.md|memory/\.archive/entries/[^/.][^/]*\.md)$")
+MAX_COPIES = 256  # scopes a process keeps a copy of at once (least recently used ones are dropped)
 _OLD_MTIME_S = 120  # the local copy's files are dated this far back: the writer takes them as at rest at once
 
 
@@ -119,6 +120,26 @@ def local_files(root: Path, scope: Scope) -> dict[str, os.stat_result]:
         if os.path.isfile(p) and not p.is_symlink():
             out[rel] = st
     return out
+
+
+def _remove_dead_copies(parent: Path) -> None:
+    """Remove the copies that processes killed on this machine left behind (their folder names
+    carry their pid; a live process's copy is never touched)."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("memdream-team-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[2]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or not ours to signal): keep it
+        except ProcessLookupError:
+            shutil.rmtree(parent / name, ignore_errors=True)
+        except PermissionError:
+            continue
 
 
 def _sig(st: os.stat_result) -> tuple[int, int, int]:
@@ -199,7 +220,8 @@ class TeamStore:
         self.llm = llm
         self.holder = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         parent = cache_dir or os.environ.get(ENV_CACHE) or None
-        self.cache = Path(tempfile.mkdtemp(prefix="memdream-team-", dir=parent))
+        _remove_dead_copies(Path(parent or tempfile.gettempdir()))
+        self.cache = Path(tempfile.mkdtemp(prefix=f"memdream-team-{os.getpid()}-", dir=parent))
         self._copies: dict[str, _Copy] = {}
         self._vector_stores: dict[str, Any] = {}
         self._copies_lock = threading.Lock()
@@ -231,8 +253,11 @@ class TeamStore:
     # -- the per-operation transaction
     def _copy(self, scope: Scope) -> _Copy:
         with self._copies_lock:
-            copy = self._copies.get(scope.key)
-            if copy is None:
+            copy = self._copies.pop(scope.key, None)
+            if copy is not None:
+                self._copies[scope.key] = copy  # the most recently used last
+            else:
+                self._evict()
                 # A vault of its own per scope: its index's term statistics are the scope's
                 # alone, so a ranking never depends on which other scopes a process serves
                 # (and one tenant's words never shift another's scores).
@@ -240,6 +265,23 @@ class TeamStore:
                 Vault(root).init()
                 copy = self._copies[scope.key] = _Copy(root)
             return copy
+
+    def _evict(self) -> None:
+        """Keep at most MAX_COPIES scopes' copies: the least recently used one not in use goes
+        (its folder and index; the database holds everything it held)."""
+        for key in list(self._copies):
+            if len(self._copies) < MAX_COPIES:
+                return
+            copy = self._copies[key]
+            if not copy.lock.acquire(blocking=False):
+                continue
+            try:
+                if copy.memory is not None:
+                    copy.memory.close()
+                del self._copies[key]
+                shutil.rmtree(copy.root, ignore_errors=True)
+            finally:
+                copy.lock.release()
 
     def _memory(self, scope: Scope, copy: _Copy) -> "Memory":
         if copy.memory is None:
