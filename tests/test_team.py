@@ -470,3 +470,31 @@ def test_push_of_a_big_vault_then_export_gives_it_back_byte_for_byte(pg_url, tmp
     want, got = scope_files_of(folder, me), scope_files_of(out, me)
     assert sum(d.count(b"<!--m:") for d in want.values()) == ENTRIES
     assert got == want
+
+
+def test_a_dream_on_the_store_writes_its_diary_and_ledger_and_undo_restores_every_byte(team_store, pg_url, tmp_path, clock) -> None:
+    """Point 5: the ledger, the diary and undo work as on the vault, across processes."""
+    from memdream.team import scope_handle
+
+    here = scope_handle(team_store, "alice", "main")
+    here.write("我在余杭区")
+    here.write("我在西湖区")  # supersedes: the old line ends, to be archived by a later dream
+    clock.advance(days=40)
+    before = team_store.scope_files(ALICE)
+    report = here.dream(["light"])
+    assert report.phases[0].changes > 0
+    after = team_store.scope_files(ALICE)
+    diaries = [rel for rel in after if "/memory/dreams/" in rel and rel.endswith(".md")]
+    assert diaries and "我在余杭区" in after[diaries[0]].decode("utf-8")
+    assert any(rel.endswith("ledger.jsonl") for rel in after)
+    other = second_store(pg_url, tmp_path, clock)  # another process undoes it
+    try:
+        assert scope_handle(other, "alice", "main").last_dream() is not None
+        scope_handle(other, "alice", "main").undo()
+    finally:
+        other.close()
+    restored = team_store.scope_files(ALICE)
+    memory = [rel for rel in before if rel.endswith(".md") and "/dreams/" not in rel]
+    assert memory and all(restored.get(rel) == before[rel] for rel in memory)  # every memory file as it was
+    archived = [rel for rel in restored if rel.startswith("scopes/main/alice/memory/.archive/entries/")]
+    assert all(b"<!--m:" not in restored[rel] for rel in archived)  # the dream's move to the archive is undone
