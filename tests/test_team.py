@@ -498,3 +498,21 @@ def test_a_dream_on_the_store_writes_its_diary_and_ledger_and_undo_restores_ever
     assert memory and all(restored.get(rel) == before[rel] for rel in memory)  # every memory file as it was
     archived = [rel for rel in restored if rel.startswith("scopes/main/alice/memory/.archive/entries/")]
     assert all(b"<!--m:" not in restored[rel] for rel in archived)  # the dream's move to the archive is undone
+
+
+def test_recall_counts_appended_by_another_process_survive_a_write_that_folds_the_journal(team_store, pg_url, tmp_path, clock) -> None:
+    from memdream.team import scope_handle
+
+    here = scope_handle(team_store, "alice", "main")
+    here.write("我喜欢喝龙井茶")
+    here.recall("龙井茶")
+    with team_store.session(ALICE) as mem:  # a write session that rewrites the journal (folds the counts) ...
+        other = second_store(pg_url, tmp_path, clock)
+        try:
+            scope_handle(other, "alice", "main").recall("龙井茶")  # ... while another process's recall appends to it
+        finally:
+            other.close()
+        mem.flush_hits()
+    journal = team_store.scope_files(ALICE)[".memdream/hits/main__alice.jsonl"]
+    assert journal.count(b"\n") == 1  # the first count was folded into the file, the second one kept
+    assert "hc=1" in team_store.scope_files(ALICE)["scopes/main/alice/MEMORY.md"].decode("utf-8")

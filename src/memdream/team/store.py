@@ -377,13 +377,22 @@ class TeamStore:
             self._append_unlocked(conn, scope, copy, changed, gone)
             return
         new_version = version + 1
+        hits = state_paths(scope)[0]
         for rel in gone:
-            self._delete_file(conn, scope, rel)
+            kept = self._with_appended(conn, scope, copy, rel, b"") if rel == hits else b""
+            if kept:  # the journal was folded and removed here, but other recalls appended since
+                self._store_file(conn, scope, rel, kept, new_version)
+            else:
+                self._delete_file(conn, scope, rel)
             copy.files.pop(rel, None)
         for rel in changed:
             data, _ = read_file(copy.root / rel)
+            if rel == hits:
+                data = self._with_appended(conn, scope, copy, rel, data)
             self._store_file(conn, scope, rel, data, new_version)
             copy.files[rel] = (new_version, _sig(present[rel]))
+            if rel == hits:
+                copy.files.pop(rel)  # what was appended meanwhile is fetched next time
         conn.execute(
             "INSERT INTO memdream_scopes (scope, version) VALUES (%s, %s) ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version",
             (scope.key, new_version),
@@ -399,6 +408,16 @@ class TeamStore:
         df, n, total = counts(t for (t,) in gone)
         apply_counts(conn, scope, negated(df), -n, -total)
         conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+
+    def _with_appended(self, conn: Any, scope: Scope, copy: _Copy, rel: str, data: bytes) -> bytes:
+        """The hits journal as this operation left it, plus what recalls of other processes
+        appended since it was fetched (appends take the scope's second lock, and only an
+        operation holding the first rewrites the journal, so the stored one extends the fetched)."""
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
+        row = conn.execute("SELECT data FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel)).fetchone()
+        stored = bytes(row[0] or b"") if row else b""
+        seen = copy.files[rel][1][2] if rel in copy.files else 0
+        return data + stored[seen:] if len(stored) > seen else data
 
     def _store_file(self, conn: Any, scope: Scope, rel: str, data: bytes, version: int) -> None:
         """Store one file: its head row, and for a memory file the lines that differ from the
