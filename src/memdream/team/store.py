@@ -300,6 +300,7 @@ class TeamStore:
         """The scope's Memory for one operation, inside its transaction (see the module)."""
         copy = self._copy(scope)
         with copy.lock, self.pool.connection() as conn:
+            tail = b""
             if not write:
                 conn.isolation_level = 3  # REPEATABLE READ: one snapshot for the refresh
             try:
@@ -310,7 +311,15 @@ class TeamStore:
                     version = self._refresh(conn, scope, copy)
                     mem = self._memory(scope, copy)
                     yield mem
-                    self._write_back(conn, scope, copy, version, write)
+                    tail = self._write_back(conn, scope, copy, version, write)
+                if tail:
+                    # A read's hit counts, appended after its snapshot, at READ COMMITTED: in the
+                    # snapshot, the append would fail whenever another process appended (or wrote)
+                    # since the snapshot began (a serialization failure).
+                    conn.isolation_level = None
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                        self._append(conn, scope, state_paths(scope)[0], tail)
             except BaseException:
                 self._forget(scope, copy)  # the local copy may hold what the database does not
                 raise
@@ -367,16 +376,27 @@ class TeamStore:
         os.replace(tmp, path)
         return _sig(path.lstat())
 
-    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> None:
+    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> bytes:
+        """Store what the operation changed. Unlocked (a read): nothing is stored here; returns
+        the hits journal's new tail, for the caller to append after the read's snapshot."""
         present = local_files(copy.root, scope)
         changed = [rel for rel, st in present.items() if rel not in copy.files or copy.files[rel][1] != _sig(st)]
         gone = [rel for rel in copy.files if rel not in present]
         if not changed and not gone:
-            return
+            return b""
         if not locked:
-            self._append_unlocked(conn, scope, copy, changed, gone)
-            return
-        new_version = version + 1
+            return self._unlocked_tail(scope, copy, changed, gone)
+        # Appends (recall counts) take the scope's second lock, then the scope's row, then the
+        # journal's row; a write takes them in the same order (no deadlock), after its own lock.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
+        # The version moves on from the database's, not from the refresh's: an append may have
+        # bumped it meanwhile, and two states under one version would let a copy refreshed in
+        # between look current (and its next write drop this one's).
+        new_version = conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) "
+            "ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1 RETURNING version",
+            (scope.key,),
+        ).fetchone()[0]
         hits = state_paths(scope)[0]
         for rel in gone:
             kept = self._with_appended(conn, scope, copy, rel, b"") if rel == hits else b""
@@ -393,13 +413,11 @@ class TeamStore:
             copy.files[rel] = (new_version, _sig(present[rel]))
             if rel == hits:
                 copy.files.pop(rel)  # what was appended meanwhile is fetched next time
-        conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, %s) ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version",
-            (scope.key, new_version),
-        )
         if version == 0:  # a scope's first write: it gets a dream job
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
-        copy.version = new_version
+        # Appended to meanwhile: the next operation looks at each file's version again.
+        copy.version = new_version if new_version == version + 1 else -1
+        return b""
 
     def _delete_file(self, conn: Any, scope: Scope, rel: str) -> None:
         from memdream.team.fulltext import apply_counts, counts, negated
@@ -413,7 +431,6 @@ class TeamStore:
         """The hits journal as this operation left it, plus what recalls of other processes
         appended since it was fetched (appends take the scope's second lock, and only an
         operation holding the first rewrites the journal, so the stored one extends the fetched)."""
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
         row = conn.execute("SELECT data FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel)).fetchone()
         stored = bytes(row[0] or b"") if row else b""
         seen = copy.files[rel][1][2] if rel in copy.files else 0
@@ -456,19 +473,19 @@ class TeamStore:
             df, n, total = counts(cols[14])
             apply_counts(conn, scope, df, n, total)
 
-    def _append_unlocked(self, conn: Any, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> None:
+    def _unlocked_tail(self, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
         """A read-only operation changed files: only appending to its hits journal is allowed
-        without the lock (many recalls at once); the tail is appended in the database, and the
-        local copy of that file is refreshed at the next operation."""
+        without the lock (many recalls at once); returns the tail to append. The local copy of
+        the journal is fetched again at the next operation (others may append too)."""
         hits, _ = state_paths(scope)
         old = copy.files.get(hits)
         data, _ = read_file(copy.root / hits) if hits in changed else (b"", None)
         known = old[1][2] if old is not None else 0  # the size it had when materialized
         if gone or any(rel != hits for rel in changed) or len(data) < known:
             raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
-        self._append(conn, scope, hits, data[known:])
-        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
+        copy.files.pop(hits, None)
         copy.version = -1
+        return data[known:]
 
     # -- recall on the database's own index (keyword; no local copy needed)
     def recall(self, scope: Scope, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:
@@ -524,11 +541,13 @@ class TeamStore:
                     hits = [h for h in hits if not h.entry.pending]
                     if when is None:
                         hits = collapse_slots(hits)
-                    if hits and when is None:
-                        lines = "".join(json.dumps({"id": h.entry.id, "at": now.isoformat()}) + "\n" for h in hits if h.entry.id)
-                        self._append(conn, scope, state_paths(scope)[0], lines.encode("utf-8"))
             finally:
                 conn.isolation_level = None
+            if hits and when is None:  # the counts, after the snapshot (see session)
+                lines = "".join(json.dumps({"id": h.entry.id, "at": now.isoformat()}) + "\n" for h in hits if h.entry.id)
+                with conn.transaction():
+                    conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                    self._append(conn, scope, state_paths(scope)[0], lines.encode("utf-8"))
         return hits
 
     def embed_pending(self, scope: Scope, limit: int | None = None, progress: Any = None) -> int:
@@ -563,19 +582,20 @@ class TeamStore:
         return found
 
     def _append(self, conn: Any, scope: Scope, rel: str, tail: bytes) -> None:
-        """Append to a scope's state file (its hits journal) without the scope's lock: appends
-        from many processes are serialized by a second advisory lock of the scope."""
+        """Append to a scope's state file (its hits journal) without the scope's lock, at READ
+        COMMITTED: appends from many processes are serialized by the scope's second lock, and
+        take the scope's row before the file's, as a write does."""
         if not tail:
             return
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
         conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
+            (scope.key,),
+        )
+        conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
             "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
             (scope.key, rel, tail),
-        )
-        conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
-            (scope.key,),
         )
 
     def health(self) -> tuple[bool, str]:
