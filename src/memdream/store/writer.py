@@ -49,6 +49,7 @@ T = TypeVar("T")
 
 LOCK_TIMEOUT_S = 60.0  # a writer waits this long for another before giving up with a hint
 MAX_RETRIES = 32  # how often a write re-applies itself on a file that keeps changing under it (cheap: each is one read, one change)
+RETRY_FOR_S = 10.0  # ... and for at least this long: on a loaded machine each attempt is slower, not each edit
 SETTLE_S = 0.03  # a file changed in place less than this long ago may be half saved: wait (6x the 5 ms pause of issue 17)
 SETTLE_CUT_S = 2.0  # the same for a file that does not end with a newline (cut off mid-line?)
 SETTLE_POLL_S = 0.01
@@ -247,7 +248,10 @@ class Writer:
         the last `extra`, the state the change was computed from)."""
         self.vault.ensure_inside(path)
         with self.locked():
-            for _ in range(MAX_RETRIES):
+            start = time.monotonic()
+            attempts = 0
+            while attempts < MAX_RETRIES or time.monotonic() - start < RETRY_FOR_S:
+                attempts += 1
                 data, before = self._at_rest(path, *read_file(path))
                 new, extra = compute(decode_exact(data) if before.exists else None)
                 if new is None:
@@ -264,7 +268,7 @@ class Writer:
                 except OSError as exc:
                     raise _os_error(exc, path) from exc
             raise VaultError(
-                f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
+                f"{path} kept changing while memdream tried to write it ({attempts} attempts in {time.monotonic() - start:.0f} s)",
                 "close the editor that keeps saving it, then try again",
             )
 
