@@ -68,8 +68,9 @@ def test_an_editor_that_saves_in_place_costs_no_acknowledged_write(soak) -> None
     half-saved file: the issue's run lost 575 of 600 acknowledged remembers. After that, a
     stat taken after memdream's rename could catch the editor half way through its save and
     record that torn state as memdream's own, so the next write took it without waiting: 0 to
-    34 of 78 missing before `doctor --fix` in about one run in three (the record now comes from
-    the temp file's descriptor before the rename and includes the content hash)."""
+    34 of 78 missing before `doctor --fix` in five runs, 19 of 78 in 2 of 9 runs on an idle
+    machine (the record now comes from the temp file's descriptor before the rename and includes
+    the content hash; after: 0 of 780 in 10 runs, docs/reliability.md item 13)."""
     r = soak.concurrency(2, 80, person_seconds=8.0, in_place=True)
     assert r["acked"] > 50 and r["in_place_saves"] > 20, r
     # Every acknowledged write is in the files, without help, and doctor has nothing to name.
