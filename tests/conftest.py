@@ -104,3 +104,41 @@ def team_store(pg_url, tmp_path: Path, clock: FrozenClock):  # type: ignore[no-u
     store = open_store(pg_url, load_config(tmp_path / "cfg", env={}), clock=clock, cache_dir=tmp_path)
     yield store
     store.close()
+
+
+# -- both stores (issue 20 point 8): the behaviour tests of the write path, recall, dreaming
+# and MCP run on the folder vault and on the team store through one parametrized fixture
+
+@pytest.fixture(params=["folder", "postgres"])
+def store_kind(request) -> str:  # type: ignore[no-untyped-def]
+    """Which store a test runs on: the folder vault, or the team store on a throwaway PostgreSQL."""
+    return request.param
+
+
+@pytest.fixture
+def any_scope(store_kind: str, request, vault: Path, clock: FrozenClock):  # type: ignore[no-untyped-def]
+    """Open scopes of one store of either kind, each Memory-shaped, with the suite's frozen
+    clock: on the folder vault a `Memory` of the vault, on the team store a `StoreMemory`
+    (memdream.team.scope_handle; every call is one transaction of the store)."""
+    opened: list[Memory] = []
+    store = request.getfixturevalue("team_store") if store_kind == "postgres" else None
+
+    def make(user: str = "me", agent: str = "main"):  # type: ignore[no-untyped-def]
+        if store is not None:
+            from memdream.team import scope_handle
+
+            return scope_handle(store, user, agent)
+        m = Memory(load_config(vault, user, agent, env={}), clock)
+        m.vault.init()
+        opened.append(m)
+        return m
+
+    yield make
+    for m in opened:
+        m.close()
+
+
+@pytest.fixture
+def any_mem(any_scope):  # type: ignore[no-untyped-def]
+    """Scope me/main on either store (see any_scope): `mem` for the tests that run on both."""
+    return any_scope()

@@ -3,34 +3,58 @@ It may only move and mark: every test compares every entry's text before and aft
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
 from memdream.config import load_config
-from memdream.dream.ledger import records
 from memdream.memory import Memory
 from memdream.model.entry import Entry
 from memdream.model.lifecycle import RULES
-from memdream.store.format import parse_document, render_line
+from memdream.store.format import parse_document, parse_line, render_line
+from stores import engine, hand_append, stored_files, stored_text
 
 
-def texts(vault: Path) -> dict[str, str]:
-    """id -> text of every entry line in the vault's entry files (archive included)."""
+def texts(mem: Memory) -> dict[str, str]:
+    """id -> text of every entry line in the scope's entry files (archive included), as stored."""
     out: dict[str, str] = {}
-    for f in vault.rglob("*.md"):
-        if "dreams" in f.parts or "sessions" in f.parts:
+    for rel, data in stored_files(mem).items():
+        parts = rel.split("/")
+        if not rel.endswith(".md") or "dreams" in parts or "sessions" in parts:
             continue
-        for e in parse_document(f.read_text(encoding="utf-8")).entries():
+        for e in parse_document(data.decode("utf-8")).entries():
             if e.id:
                 assert out.get(e.id, e.text) == e.text, f"{e.id} has two texts"
                 out[e.id] = e.text
     return out
 
 
+def layer_of(rel: str) -> str | None:
+    """The layer a stored memory file holds (None: not a memory file)."""
+    if rel.endswith("/MEMORY.md"):
+        return "resident"
+    if "/memory/.archive/entries/" in rel:
+        return "archive"
+    return "recall" if "/memory/recall/" in rel else None
+
+
 def where(mem: Memory, entry_id: str) -> tuple[str, Entry]:
-    rows = [r for r in mem.index.by_id(mem.scope, entry_id)]
-    assert len(rows) == 1, rows
-    return rows[0].layer, rows[0].entry()
+    """The layer and entry of the one stored line with this id (a second line is a failure)."""
+    found = []
+    for rel, data in stored_files(mem).items():
+        layer = layer_of(rel)
+        if layer is None:
+            continue
+        for ln in parse_document(data.decode("utf-8")).lines:
+            if ln.is_entry and ln.entry.id == entry_id:
+                found.append((layer, parse_line(ln.raw, layer)))
+    assert len(found) == 1, found
+    assert mem.get(entry_id).layer == found[0][0]  # the index agrees with the files
+    return found[0]
+
+
+def ledger(mem: Memory) -> list[dict]:
+    return [json.loads(ln) for ln in stored_text(mem, mem.vault.ledger_file(mem.scope)).splitlines() if ln.strip()]
 
 
 def test_the_table_names_every_rule_once() -> None:
@@ -39,7 +63,8 @@ def test_the_table_names_every_rule_once() -> None:
     assert RULES[0].action == "keep" and "pinned" in RULES[0].state  # protection comes first
 
 
-def test_light_moves_and_marks_but_never_changes_a_text(mem: Memory, clock) -> None:
+def test_light_moves_and_marks_but_never_changes_a_text(any_mem: Memory, clock) -> None:
+    mem = any_mem
     old_fact = mem.remember("The old gym was on Baker Street")
     pinned = mem.remember("Old pinned note about the garage code location", pin=True)
     rule = mem.remember("不要在周末给我发工作消息")
@@ -50,16 +75,15 @@ def test_light_moves_and_marks_but_never_changes_a_text(mem: Memory, clock) -> N
     moved = mem.remember("我在西湖区", subject="所在地")
     often = mem.remember("The wifi password hint is the cat's birthday", type="fact")
     keeper = mem.remember("My sister Anna lives in Lyon")
-    mem.hit_flush_after = 1
+    engine(mem).hit_flush_after = 1
     for _ in range(3):
         mem.recall("wifi hint cat birthday")
     # A person types a near-duplicate by hand; the dream adopts and then merges it.
     recall_file = mem.vault.recall_file_for(mem.scope, clock.now())
-    with open(recall_file, "a", encoding="utf-8") as fh:
-        fh.write("- my sister Anna lives in Lyon!\n")
-    before = texts(mem.vault.root)
+    hand_append(mem, recall_file, "- my sister Anna lives in Lyon!\n")
+    before = texts(mem)
     report = mem.dream(["light"])
-    after = texts(mem.vault.root)
+    after = texts(mem)
     assert before.items() <= after.items()  # nothing lost, no text changed
     assert len(after) == len(before) + 1  # only the adopted hand-written line got an id
     assert report.phases[0].status == "applied"
@@ -82,15 +106,16 @@ def test_light_moves_and_marks_but_never_changes_a_text(mem: Memory, clock) -> N
         layer, e = where(mem, protected.id)
         assert layer == protected.layer and e == protected
 
-    diary = (mem.vault.root / report.diary).read_text(encoding="utf-8")
+    diary = stored_text(mem, report.diary)
     assert "promoted" in diary and "recalled 3 times" in diary
     assert f"`{loser}`" in diary and f"near-duplicate of `{winner}`" in diary
     assert "No memory's text was changed." in diary
-    rec = records(mem)[-1]
+    rec = ledger(mem)[-1]
     assert rec["phases"] == {"light": "applied"} and rec["changes"]
 
 
-def test_recall_after_a_light_dream_still_finds_moved_memories(mem: Memory, clock) -> None:
+def test_recall_after_a_light_dream_still_finds_moved_memories(any_mem: Memory, clock) -> None:
+    mem = any_mem
     mem.remember("我在余杭区", subject="所在地")
     clock.advance(days=3)
     mem.remember("我在西湖区", subject="所在地")
@@ -120,13 +145,14 @@ def test_a_full_resident_layer_takes_no_promotions(vault: Path, clock) -> None:
     mem.close()
 
 
-def test_dry_run_changes_no_byte(mem: Memory, clock) -> None:
+def test_dry_run_changes_no_byte(any_mem: Memory, clock) -> None:
+    mem = any_mem
     mem.remember("我在余杭区", subject="所在地")
     mem.remember("我在西湖区", subject="所在地")
-    snapshot = {p: p.read_bytes() for p in mem.vault.root.rglob("*") if p.is_file() and ".memdream" not in p.parts}
+    snapshot = {r: data for r, data in stored_files(mem).items() if not r.startswith(".memdream/")}
     report = mem.dream(["light"], dry_run=True)
     assert report.phases[0].status == "dry run" and "我在余杭区" in report.diary
-    assert {p: p.read_bytes() for p in mem.vault.root.rglob("*") if p.is_file() and ".memdream" not in p.parts} == snapshot
+    assert {r: data for r, data in stored_files(mem).items() if not r.startswith(".memdream/")} == snapshot
 
 
 def test_a_light_dream_over_5000_entries_changes_no_text(mem: Memory, clock) -> None:
@@ -156,9 +182,9 @@ def test_a_light_dream_over_5000_entries_changes_no_text(mem: Memory, clock) -> 
         (folder / f"2026-0{part + 1}.md").write_text("# Recall\n\n" + "\n".join(lines[part * 1000 : (part + 1) * 1000]) + "\n", encoding="utf-8")
     mem.sync()
     assert mem.llm is None
-    before = texts(mem.vault.root)
+    before = texts(mem)
     report = mem.dream()
-    after = texts(mem.vault.root)
+    after = texts(mem)
     assert before == after
     light = report.phases[0]
     assert light.status == "applied" and light.changes > 100, light.failed
@@ -170,7 +196,8 @@ def test_a_light_dream_over_5000_entries_changes_no_text(mem: Memory, clock) -> 
     assert sum(n for k, n in counts.items() if k.startswith("recall.")) < 5000
 
 
-def test_later_dreams_compare_only_new_lines_and_still_find_their_duplicates(mem: Memory, clock) -> None:
+def test_later_dreams_compare_only_new_lines_and_still_find_their_duplicates(any_mem: Memory, clock) -> None:
+    mem = any_mem
     old = mem.remember("我女儿小雨在学钢琴")
     short = mem.remember("Lin takes the 8:15 train")
     for i in range(30):
@@ -179,9 +206,7 @@ def test_later_dreams_compare_only_new_lines_and_still_find_their_duplicates(mem
     assert first.phases[0].status == "nothing to do"
     clock.advance(hours=2)
     recall_file = mem.vault.recall_file_for(mem.scope, clock.now())
-    with open(recall_file, "a", encoding="utf-8") as fh:
-        fh.write("- 我女儿小雨在学钢琴！\n")  # the same fact typed again
-        fh.write("- Lin takes the 8:15 train to work\n")  # says more than the old line
+    hand_append(mem, recall_file, "- 我女儿小雨在学钢琴！\n" "- Lin takes the 8:15 train to work\n")  # the same fact typed again; a line that says more than the old one
     second = mem.dream(["light"])
     assert second.phases[0].changes == 2, second.phases[0]
     assert mem.get(old.id).valid_to is None  # the older, identical one stays
@@ -214,18 +239,19 @@ def test_an_ended_resident_line_does_not_make_room_for_a_promotion(vault: Path, 
     mem.close()
 
 
-def test_a_dry_run_plans_what_the_real_run_applies(mem, clock) -> None:
+def test_a_dry_run_plans_what_the_real_run_applies(any_mem, clock) -> None:
     """The newcomer's case: recall counts still in the journal (a real dream folds them first)
     made a dry run plan 1 change where the real run applied 2."""
+    mem = any_mem
     mem.remember("我在余杭区", subject="所在地")
     mem.remember("我在西湖区", subject="所在地")
     meeting = mem.remember("周五下午有组会，在 3 号会议室")
     for _ in range(3):
         assert mem.recall("组会")  # three recalls: the journal holds them, the file still says hc=0
     assert mem.get(meeting.id).hits == 0
-    files = {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")}
+    files = {r: data for r, data in stored_files(mem).items() if r.endswith(".md")}
     dry = mem.dream(["light"], dry_run=True)
-    assert {p: p.read_bytes() for p in mem.vault.root.rglob("*.md")} == files  # a dry run writes nothing
+    assert {r: data for r, data in stored_files(mem).items() if r.endswith(".md")} == files  # a dry run writes nothing
     real = mem.dream(["light"])
     assert (dry.phases[0].status, real.phases[0].status) == ("dry run", "applied")
     assert dry.phases[0].changes == real.phases[0].changes == 2

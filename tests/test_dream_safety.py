@@ -20,6 +20,7 @@ from memdream.store.transaction import Transaction
 from memdream.errors import NotFound
 from memdream.memory import Memory
 from memdream.store.format import Document, parse_document
+from stores import hand_append, stored_files
 
 
 def entry_files(vault: Path) -> dict[Path, bytes]:
@@ -79,15 +80,16 @@ def test_an_entry_edited_after_planning_is_left_alone(mem: Memory, clock) -> Non
     assert "我以前在余杭区" in path.read_text(encoding="utf-8")
 
 
-def test_undo_reverses_the_last_dream_and_keeps_later_memories(mem: Memory, clock) -> None:
+def test_undo_reverses_the_last_dream_and_keeps_later_memories(any_mem: Memory, clock) -> None:
+    mem = any_mem
     mem.remember("我在余杭区", subject="所在地")
     clock.advance(days=1)
     mem.remember("我在西湖区", subject="所在地")
     dup = mem.remember("My sister Anna lives in Lyon")
-    with open(mem.vault.recall_file_for(mem.scope, clock.now()), "a", encoding="utf-8") as fh:
-        fh.write("- my sister Anna lives in Lyon!\n")
+    hand_append(mem, mem.vault.recall_file_for(mem.scope, clock.now()), "- my sister Anna lives in Lyon!\n")
     mem.adopt()
     before = {e.id: (e.layer, e.text, e.valid_to) for e in mem.list(include_ended=True)}
+    entries_before = {r: d for r, d in stored_files(mem).items() if r.endswith(".md") and "/dreams/" not in r}
     report = mem.dream(["light"])
     assert report.phases[0].changes == 2
     later = mem.remember("I started learning the cello")
@@ -96,6 +98,10 @@ def test_undo_reverses_the_last_dream_and_keeps_later_memories(mem: Memory, cloc
     after = {e.id: (e.layer, e.text, e.valid_to) for e in mem.list(include_ended=True)}
     assert {k: v for k, v in after.items() if k != later.id} == before
     assert later.id in after and mem.get(dup.id).valid_to is None
+    # As stored: every entry line is back where it stood; only the later memory was added.
+    entries_after = {r: d for r, d in stored_files(mem).items() if r.endswith(".md") and "/dreams/" not in r}
+    lines = lambda files: sorted(ln for d in files.values() for ln in d.decode("utf-8").splitlines() if "<!--m:" in ln)  # noqa: E731
+    assert [ln for ln in lines(entries_after) if f"id={later.id}" not in ln] == lines(entries_before)
     with pytest.raises(NotFound):
         mem.undo()  # the last dream is undone; there is no earlier one
 

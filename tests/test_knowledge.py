@@ -17,9 +17,11 @@ from memdream.config import load_config
 from memdream.errors import RefusedInput, SecretRefused
 from memdream.knowledge.notes import paragraphs, parse_note
 from memdream.memory import Memory
+from stores import stored_files, stored_text
 
 
-def test_now_show_and_replace(mem) -> None:
+def test_now_show_and_replace(any_mem) -> None:
+    mem = any_mem
     assert mem.now() == ""
     mem.now("# NOW\n\n## Today\n- ✅ 完成数据库迁移\n")
     assert "完成数据库迁移" in mem.now()
@@ -29,19 +31,20 @@ def test_now_show_and_replace(mem) -> None:
         mem.now("wifi password: Tr0ub4dor&3x")
 
 
-def test_daily_log_appends_blocks_and_never_rewrites(mem, clock) -> None:
+def test_daily_log_appends_blocks_and_never_rewrites(any_mem, clock) -> None:
+    mem = any_mem
     path, heading = mem.log("完成了数据库迁移", "PostgreSQL 14 -> 16，耗时 45 分钟。")
     assert heading == "### 09:00 — 完成了数据库迁移"
-    first = path.read_text(encoding="utf-8")
+    first = stored_text(mem, path)
     assert first.startswith("# 2026-06-01\n") and "PostgreSQL 14 -> 16" in first
     clock.advance(minutes=75)
     mem.log("Agent B submitted the weekly report")
-    second = path.read_text(encoding="utf-8")
+    second = stored_text(mem, path)
     assert second.startswith(first)  # earlier blocks untouched
     assert re.findall(r"^### (\d\d:\d\d) — (.+)$", second, re.M) == [("09:00", "完成了数据库迁移"), ("10:15", "Agent B submitted the weekly report")]
     clock.advance(days=1)
     other, _ = mem.log("新的一天")
-    assert other.name == "2026-06-02.md" and path.read_text(encoding="utf-8") == second
+    assert other.name == "2026-06-02.md" and stored_text(mem, path) == second
     with pytest.raises(RefusedInput):
         mem.log("   ")
 
@@ -94,14 +97,20 @@ CRUD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("existing,new,expected", CRUD_CASES)
-def test_note_crud_outcomes(mem, clock, existing: str, new: str, expected: str) -> None:
+# Every case on the folder vault; on the team store (a database per test) the cases that
+# rewrite a note, in both languages.
+STORE_CRUD = [("folder", *c) for c in CRUD_CASES] + [("postgres", *c) for i, c in enumerate(CRUD_CASES) if i in (1, 2, 5, 7)]
+
+
+@pytest.mark.parametrize("store_kind,existing,new,expected", STORE_CRUD, indirect=["store_kind"])
+def test_note_crud_outcomes(any_mem, clock, existing: str, new: str, expected: str) -> None:
+    mem = any_mem
     first = mem.note("lessons", "deploy", existing, priority="🔴", tags=("ops",))
     assert first.kind == "ADD"
     clock.advance(days=3)
     out = mem.note("lessons", "deploy", new)
     assert out.kind == expected, out.decision
-    note = parse_note((mem.vault.root / out.path).read_text(encoding="utf-8"))
+    note = parse_note(stored_text(mem, out.path))
     assert str(note.meta["last_verified"]) == "2026-06-04"  # updated on every write
     paras = paragraphs(note.body)
     body = note.body
@@ -116,7 +125,8 @@ def test_note_crud_outcomes(mem, clock, existing: str, new: str, expected: str) 
         assert [p.text for p in paras] == [existing, new] and note.meta["status"] == "active"
 
 
-def test_frontmatter_is_valid_yaml_and_index_shows_health(mem, clock) -> None:
+def test_frontmatter_is_valid_yaml_and_index_shows_health(any_mem, clock) -> None:
+    mem = any_mem
     mem.note("lessons", "cron discipline", "定时任务必须幂等", priority="🔴", tags=("cron", "automation"))
     mem.note("people", "user profile", "用户是夜猫子，常在凌晨工作", priority="🔴")
     mem.note("decisions", "architecture v2", "Move the index to SQLite FTS5")
@@ -124,12 +134,12 @@ def test_frontmatter_is_valid_yaml_and_index_shows_health(mem, clock) -> None:
     mem.note("lessons", "api patterns", "Retry with jitter on 429", priority="⚪")
     mem.note("lessons", "deploy", "部署前先备份")
     mem.note("lessons", "deploy", "部署前不用备份")
-    for p in (mem.vault.memory_dir(mem.scope)).rglob("*.md"):
-        if p.parent.name in ("lessons", "people", "decisions"):
-            text = p.read_text(encoding="utf-8")
-            meta = yaml.safe_load(text.split("---")[1])  # what Obsidian reads
-            assert {"title", "date", "category", "priority", "status", "last_verified", "tags"} <= set(meta)
-    index = (mem.vault.memory_dir(mem.scope) / "INDEX.md").read_text(encoding="utf-8")
+    notes = {r: d for r, d in stored_files(mem).items() if r.endswith(".md") and r.split("/")[-2] in ("lessons", "people", "decisions")}
+    assert len(notes) == 5
+    for data in notes.values():
+        meta = yaml.safe_load(data.decode("utf-8").split("---")[1])  # what Obsidian reads
+        assert {"title", "date", "category", "priority", "status", "last_verified", "tags"} <= set(meta)
+    index = stored_text(mem, mem.vault.memory_dir(mem.scope) / "INDEX.md")
     assert "## Lessons" in index and "## People" in index and "## Decisions" in index
     assert re.search(r"\| \[\[cron-discipline\]\] \| 🔴 \| ⚠️ stale \| 2026-06-01 \|", index)
     assert re.search(r"\| \[\[api-patterns\]\] \| ⚪ \| ✅ active \| 2026-07-11 \|", index)
@@ -137,8 +147,11 @@ def test_frontmatter_is_valid_yaml_and_index_shows_health(mem, clock) -> None:
     assert "[[2026-06-01-architecture-v2]]" in index
 
 
-@pytest.mark.parametrize("keep", ["a", "b", "both", "edit"])
-def test_conflicts_and_resolve(mem, clock, keep: str) -> None:
+@pytest.mark.parametrize(
+    "store_kind,keep", [("folder", k) for k in ("a", "b", "both", "edit")] + [("postgres", "a"), ("postgres", "edit")], indirect=["store_kind"]
+)
+def test_conflicts_and_resolve(any_mem, clock, keep: str) -> None:
+    mem = any_mem
     mem.note("lessons", "deploy", "部署用方案 A")
     clock.advance(days=1)
     mem.note("lessons", "deploy", "部署不用方案 A")
@@ -146,14 +159,14 @@ def test_conflicts_and_resolve(mem, clock, keep: str) -> None:
     assert len(found) == 1 and found[0].a == "部署用方案 A" and found[0].b == "部署不用方案 A"
     mem.resolve(found[0].id, keep, text="部署用方案 B" if keep == "edit" else None)
     assert mem.conflicts() == []
-    path = mem.vault.root / found[0].path
-    note = parse_note(path.read_text(encoding="utf-8"))
+    note = parse_note(stored_text(mem, found[0].path))
     assert note.meta["status"] == "active"
     live = [p.text for p in paragraphs(note.body) if not p.superseded]
     expected = {"a": ["部署用方案 A"], "b": ["部署不用方案 A"], "both": ["部署用方案 A", "部署不用方案 A"], "edit": ["部署用方案 B"]}[keep]
     assert live == expected
     assert "部署用方案 A" in note.body and "部署不用方案 A" in note.body  # history kept
-    assert "| 🔀 conflict |" not in (mem.vault.memory_dir(mem.scope) / "INDEX.md").read_text(encoding="utf-8")
+    index = stored_text(mem, mem.vault.memory_dir(mem.scope) / "INDEX.md")
+    assert "| 🔀 conflict |" not in index and "[[deploy]]" in index
 
 
 def test_cli_knowledge_commands(tmp_path: Path) -> None:
@@ -178,12 +191,16 @@ def test_cli_knowledge_commands(tmp_path: Path) -> None:
     assert (Path(v) / "scopes/main/me/memory/lessons/etc.md").exists()
 
 
+COFFEE = [("我每天早上喝咖啡", "我每天早上不喝咖啡了"), ("I drink coffee every morning", "I don't drink coffee every morning anymore")]
+
+
 @pytest.mark.parametrize(
-    "old,new",
-    [("我每天早上喝咖啡", "我每天早上不喝咖啡了"), ("I drink coffee every morning", "I don't drink coffee every morning anymore")],
+    "store_kind,old,new,keep",
+    [("folder", o, n, k) for o, n in COFFEE for k in ("a", "b", "both", "edit")] + [("postgres", o, n, k) for o, n in COFFEE for k in ("b", "edit")],
+    indirect=["store_kind"],
 )
-@pytest.mark.parametrize("keep", ["a", "b", "both", "edit"])
-def test_contradictory_memories_open_a_conflict(mem, clock, old: str, new: str, keep: str) -> None:
+def test_contradictory_memories_open_a_conflict(any_mem, clock, old: str, new: str, keep: str) -> None:
+    mem = any_mem
     a = mem.write(old, type="fact").entry
     clock.advance(days=2)
     out = mem.write(new, type="fact")
@@ -199,6 +216,7 @@ def test_contradictory_memories_open_a_conflict(mem, clock, old: str, new: str, 
     assert len(mem.list(include_ended=True)) >= 2  # nothing erased
 
 
-def test_unrelated_memories_do_not_conflict(mem) -> None:
+def test_unrelated_memories_do_not_conflict(any_mem) -> None:
+    mem = any_mem
     mem.write("我每天早上喝咖啡", type="fact")
     assert mem.write("我不喜欢下雨天", type="fact").contradicts is None

@@ -20,6 +20,7 @@ from memdream.recall.snapshot import Snippet, count_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from corpus import facts  # noqa: E402
+from stores import engine, hand_write, on_team_store, stored_files, stored_text  # noqa: E402
 
 
 def test_scoring_parts(clock) -> None:
@@ -79,17 +80,19 @@ def _seed_example(mem, clock, days: int) -> list:
     # Age the warning by hand, as a person would: edit its vf and ca in the file.
     path = mem.vault.resident_file(mem.scope)
     aged = (clock.now() - timedelta(days=days)).isoformat()
-    text = path.read_text(encoding="utf-8")
+    text = stored_text(mem, path)
     line = next(ln for ln in text.splitlines() if f"id={warning.id}" in ln)
     new = re.sub(r"vf=[^;>]+", f"vf={aged}", re.sub(r"ca=[^;>]+", f"ca={aged}", line))
-    path.write_text(text.replace(line, new), encoding="utf-8")
+    hand_write(mem, path, text.replace(line, new))
     return mem.recall("我们要接入一个新的支付接口，要注意什么？", k=5)
 
 
-@pytest.mark.parametrize("days", [60, 120])
-def test_old_important_warning_beats_similar_new_trivia(mem, clock, days) -> None:
+# 200 writes: the team store (one transaction each) takes the longer age only, to spare the suite's time.
+@pytest.mark.parametrize("store_kind,days", [("folder", 60), ("folder", 120), ("postgres", 120)], indirect=["store_kind"])
+def test_old_important_warning_beats_similar_new_trivia(any_mem, clock, days) -> None:
     """The seed's intent (an important old warning still surfaces) with relevance gating: the
     warning, aged 60 and 120 days, ranks above every one of the 200 fresh trivia lines."""
+    mem = any_mem
     hits = _seed_example(mem, clock, days)
     texts = [h.text for h in hits]
     assert "千万记得给那个老接口加超时兜底，它偶尔会抽风" in texts, texts
@@ -119,9 +122,10 @@ def test_old_important_instruction_beats_similar_trivia(mem, clock) -> None:
     assert warning.trace.recency < 0.26
 
 
-def test_relevance_gates_importance_and_recency(mem, clock) -> None:
+def test_relevance_gates_importance_and_recency(any_mem, clock) -> None:
     """A rule that shares one common word with the query never passes facts that match it well,
     however important and new it is (issue 14: a rule at relevance 0.014 outranked facts at 0.72)."""
+    mem = any_mem
     start = clock.now()
     for i, text in enumerate(("Alice's flight to Lisbon lands at 9 on Friday", "Bob books the Lisbon hotel for Alice", "Alice will present the Lisbon results")):
         clock.set(start - timedelta(days=200 + i))
@@ -140,7 +144,8 @@ def test_relevance_gates_importance_and_recency(mem, clock) -> None:
     assert mem.recall("when does Alice land in Lisbon?", k=1)[0].text.startswith("Alice lands")
 
 
-def test_one_and_two_character_chinese_queries(mem) -> None:
+def test_one_and_two_character_chinese_queries(any_mem) -> None:
+    mem = any_mem
     mem.remember("我喜欢喝龙井茶")
     mem.remember("我住在杭州滨江区")
     mem.remember("周五下午有组会")
@@ -174,7 +179,8 @@ def test_index_of_an_older_version_is_rebuilt_with_character_tokens(vault, clock
     again.close()
 
 
-def test_mixed_language_queries(mem) -> None:
+def test_mixed_language_queries(any_mem) -> None:
+    mem = any_mem
     mem.remember("我对花生过敏")
     mem.remember("I am allergic to shellfish")
     mem.remember("周五下午有组会")
@@ -183,7 +189,8 @@ def test_mixed_language_queries(mem) -> None:
     assert "周五下午有组会" not in texts
 
 
-def test_as_of_follows_the_trail(mem, clock) -> None:
+def test_as_of_follows_the_trail(any_mem, clock) -> None:
+    mem = any_mem
     mem.remember("我在余杭区")
     clock.set(datetime(2026, 6, 20, 18, 30, tzinfo=clock.now().tzinfo))
     mem.remember("我在西湖区")
@@ -197,23 +204,32 @@ def test_as_of_follows_the_trail(mem, clock) -> None:
     assert first.entry.valid_to is not None  # the answer then is superseded today
 
 
-def test_hit_counts_are_batched(mem) -> None:
+def test_hit_counts_are_batched(any_mem) -> None:
+    mem = any_mem
     assert mem.hit_flush_after == FLUSH_AFTER >= 1000
-    mem.hit_flush_after = 50  # the same mechanism, with a smaller batch to keep the test short
+    engine(mem).hit_flush_after = 50  # the same mechanism, with a smaller batch to keep the test short
     e = mem.remember("周五下午有组会")
     path = mem.vault.recall_file_for(mem.scope, mem.clock.now())
-    before = path.read_bytes()
+    before = stored_text(mem, path)
     for _ in range(49):
         assert mem.recall("组会", k=1)
-    assert path.read_bytes() == before  # no file write per query
+    assert stored_text(mem, path) == before  # no file write per query
+    journal = {r: data for r, data in stored_files(mem).items() if r.startswith(".memdream/hits/")}
+    assert len(journal) == 1 and len(next(iter(journal.values())).splitlines()) == 49  # the counts wait in the journal, one line per hit
     mem.recall("组会", k=1)
+    if on_team_store(mem):
+        # On the team store a recall writes no file (it takes no lock): its counts wait in the
+        # journal until a write session folds them (a dream does it first).
+        assert mem.get(e.id).hits == 0
+        mem.flush_hits()
     got = mem.get(e.id)
     assert got.hits == 50 and got.last_recalled == mem.clock.now()
-    assert not list((mem.vault.state_dir / "hits").glob("*.jsonl"))  # folded and emptied
-    assert not any(p.name.startswith(".hits") for p in mem.vault.scope_dir(mem.scope).rglob("*"))  # no hidden state in the vault
+    assert not any(r.startswith(".memdream/hits/") for r in stored_files(mem))  # folded and emptied
+    assert not any(r.rsplit("/", 1)[-1].startswith(".hits") for r in stored_files(mem))  # no hidden state in the vault
 
 
-def test_resident_snapshot_is_frozen_for_the_session(mem, clock) -> None:
+def test_resident_snapshot_is_frozen_for_the_session(any_mem, clock) -> None:
+    mem = any_mem
     mem.remember("以后都用中文回我")
     pinned = mem.remember("我是后端工程师，主要写 Go")
     mem.pin(pinned.id)
@@ -228,9 +244,10 @@ def test_resident_snapshot_is_frozen_for_the_session(mem, clock) -> None:
     assert refreshed == ["我是后端工程师，主要写 Go", "不要在周末给我发消息", "以后都用中文回我"]
 
 
-def test_a_pinned_recall_fact_is_resident(mem, clock) -> None:
+def test_a_pinned_recall_fact_is_resident(any_mem, clock) -> None:
     """`pin` promises "always in the resident snapshot": a pinned recall-layer fact is in
     the snapshot and the context's resident block, not only the resident layer's entries."""
+    mem = any_mem
     mem.remember("以后都用中文回我")
     fact = mem.remember("我对花生过敏")
     other = mem.remember("The staging database lives on host db-2")
@@ -257,7 +274,8 @@ def test_snapshot_respects_budget_and_order(mem) -> None:
     assert sum(count_tokens(f"- {e.text}") + 1 for e in snap.entries) == snap.tokens
 
 
-def test_context_block_sections(mem) -> None:
+def test_context_block_sections(any_mem) -> None:
+    mem = any_mem
     mem.remember("以后都用中文回我")
     mem.remember("周五下午有组会，在 3 号会议室")
     block = mem.context(query="组会在哪", budget=500)
@@ -269,7 +287,8 @@ def test_context_block_sections(mem) -> None:
     assert data["recalled"][0]["trace"]["relevance"] > 0
 
 
-def test_raw_layer_import_and_search(mem, tmp_path) -> None:
+def test_raw_layer_import_and_search(any_mem, tmp_path) -> None:
+    mem = any_mem
     jsonl = tmp_path / "chat.jsonl"
     jsonl.write_text(
         "\n".join(
@@ -286,7 +305,7 @@ def test_raw_layer_import_and_search(mem, tmp_path) -> None:
     report = mem.import_transcripts("jsonl", jsonl)
     assert len(report.imported) == 1 and report.skipped == [(f"{jsonl}:4", "not JSON (Expecting value)")]
     stored = mem.vault.root / report.imported[0]
-    assert stored.parent.name == "2026-05-01" and "帮我整理一下明天的盘前简报要点" in stored.read_text(encoding="utf-8")
+    assert stored.parent.name == "2026-05-01" and "帮我整理一下明天的盘前简报要点" in stored_text(mem, stored)
     assert mem.search_raw("盘前")[0].text.startswith("帮我整理一下明天的盘前简报")
     assert mem.search_raw("budget review")[0].role == "user"
     again = mem.import_transcripts("jsonl", jsonl)

@@ -7,6 +7,7 @@ import pytest
 from memdream.errors import NotFound, RefusedInput, SecretRefused
 from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.similarity import is_duplicate, similarity
+from stores import stored_files, stored_text
 
 
 @pytest.mark.parametrize(
@@ -55,27 +56,33 @@ def test_similarity_rules() -> None:
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "a\nb", "bell\x07", "x" * 2001])
-def test_invalid_text_is_refused_and_nothing_written(mem, bad: str) -> None:
+def test_invalid_text_is_refused_and_nothing_written(any_mem, bad: str) -> None:
+    mem = any_mem
     with pytest.raises(RefusedInput) as info:
         mem.remember(bad)
     assert info.value.hint
+    assert not any(r.endswith(".md") for r in stored_files(mem))
     assert not any(p.suffix == ".md" for p in mem.vault.root.rglob("*"))
 
 
-def test_secret_is_refused_and_nothing_written(mem) -> None:
+def test_secret_is_refused_and_nothing_written(any_mem) -> None:
+    mem = any_mem
     for text in ("my password is hunter2", "我的密码是 abc123456"):
         with pytest.raises(SecretRefused):
             mem.remember(text)
+    assert not any(r.endswith(".md") for r in stored_files(mem))
     assert not any(p.suffix == ".md" for p in mem.vault.root.rglob("*"))
 
 
-def test_layer_routing(mem) -> None:
+def test_layer_routing(any_mem) -> None:
+    mem = any_mem
     assert mem.write("以后都用中文回我").entry.layer == "resident"
     assert mem.write("周五下午有组会").entry.layer == "recall"
     assert mem.write("I am a data engineer").entry.layer == "resident"
 
 
-def test_dedup_refreshes_instead_of_adding(mem, clock) -> None:
+def test_dedup_refreshes_instead_of_adding(any_mem, clock) -> None:
+    mem = any_mem
     first = mem.write("我对花生过敏")
     clock.advance(days=2)
     again = mem.write("我对花生过敏！")
@@ -86,7 +93,8 @@ def test_dedup_refreshes_instead_of_adding(mem, clock) -> None:
     assert [e.text for e in mem.list()] == ["我对花生过敏"]
 
 
-def test_supersede_trail_and_move_back(mem, clock) -> None:
+def test_supersede_trail_and_move_back(any_mem, clock) -> None:
+    mem = any_mem
     a = mem.write("我在余杭区")
     assert a.entry.subject == "所在地" and a.action == "added"
     clock.advance(days=19)
@@ -109,7 +117,8 @@ def test_supersede_trail_and_move_back(mem, clock) -> None:
     assert [e.id for e in mem.history(b.entry.id)] == [e.id for e in trail]
 
 
-def test_explicit_subject_supersedes_in_english(mem, clock) -> None:
+def test_explicit_subject_supersedes_in_english(any_mem, clock) -> None:
+    mem = any_mem
     mem.write("Works at Acme", subject="employer")
     clock.advance(days=1)
     out = mem.write("Works at Globex", subject="employer")
@@ -117,14 +126,16 @@ def test_explicit_subject_supersedes_in_english(mem, clock) -> None:
     assert [e.text for e in mem.list()] == ["Works at Globex"]
 
 
-def test_candidates_come_from_the_index(mem) -> None:
+def test_candidates_come_from_the_index(any_mem) -> None:
+    mem = any_mem
     """Dedup consults the index: a duplicate of a line only present in the index is still caught,
     and nothing reads every file (the index is the source of candidates)."""
     mem.write("周五下午有组会")
     assert mem.write("周五下午有组会").action == "duplicate"
 
 
-def test_forget_soft_moves_to_archive(mem, clock) -> None:
+def test_forget_soft_moves_to_archive(any_mem, clock) -> None:
+    mem = any_mem
     e = mem.remember("周五下午有组会")
     clock.advance(hours=1)
     gone = mem.forget(e.id)
@@ -132,23 +143,25 @@ def test_forget_soft_moves_to_archive(mem, clock) -> None:
     assert mem.list() == []
     archived = mem.list(layer="archive", include_ended=True)
     assert [x.id for x in archived] == [e.id]
-    assert "周五下午有组会" not in mem.vault.recall_file_for(mem.scope, clock.now()).read_text(encoding="utf-8")
-    assert "周五下午有组会" in mem.vault.archive_file_for(mem.scope, clock.now()).read_text(encoding="utf-8")
+    assert "周五下午有组会" not in stored_text(mem, mem.vault.recall_file_for(mem.scope, clock.now()))
+    assert "周五下午有组会" in stored_text(mem, mem.vault.archive_file_for(mem.scope, clock.now()))
     with pytest.raises(NotFound):
         mem.forget(e.id)
 
 
-def test_forget_hard_deletes(mem) -> None:
+def test_forget_hard_deletes(any_mem) -> None:
+    mem = any_mem
     e = mem.remember("周五下午有组会")
     mem.forget(e.id, hard=True)
     assert mem.list(include_ended=True) == []
-    assert all("组会" not in p.read_text(encoding="utf-8") for p in mem.vault.root.rglob("*.md"))
+    assert all("组会".encode() not in data for r, data in stored_files(mem).items() if r.endswith(".md"))
 
 
-def test_pin_and_unpin(mem) -> None:
+def test_pin_and_unpin(any_mem) -> None:
+    mem = any_mem
     e = mem.remember("周五下午有组会")
     assert mem.pin(e.id).pinned
-    assert "pin=1" in mem.vault.recall_file_for(mem.scope, mem.clock.now()).read_text(encoding="utf-8")
+    assert "pin=1" in stored_text(mem, mem.vault.recall_file_for(mem.scope, mem.clock.now()))
     assert not mem.unpin(e.id).pinned
     with pytest.raises(NotFound):
         mem.pin("nope00")
