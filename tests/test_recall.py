@@ -228,7 +228,10 @@ def test_hit_counts_are_batched(any_mem) -> None:
     assert not any(r.rsplit("/", 1)[-1].startswith(".hits") for r in stored_files(mem))  # no hidden state in the vault
 
 
-def test_resident_snapshot_is_frozen_for_the_session(any_mem, clock) -> None:
+def test_resident_snapshot_is_frozen_for_the_session(any_mem, store_kind, clock) -> None:
+    """A folder vault's Memory is a session: its resident snapshot is frozen at the first
+    context. On the team server a request is its own session (a stateless tier: the next one
+    may reach another process), so each context takes the resident memory as it stands."""
     mem = any_mem
     mem.remember("以后都用中文回我")
     pinned = mem.remember("我是后端工程师，主要写 Go")
@@ -237,6 +240,9 @@ def test_resident_snapshot_is_frozen_for_the_session(any_mem, clock) -> None:
     assert [e.text for e in first.snapshot.entries] == ["我是后端工程师，主要写 Go", "以后都用中文回我"]  # pinned first
     mem.remember("不要在周末给我发消息")
     again = mem.context(query="周末")
+    if store_kind == "postgres":
+        assert "不要在周末给我发消息" in again.render().split("## Memory: recalled")[0]
+        return
     assert again.snapshot is first.snapshot
     assert "不要在周末给我发消息" not in again.render().split("## Memory: recalled")[0]
     # A new session (or an explicit refresh) sees it, ordered pinned, then importance (rule 1.0 > instruction 0.8).

@@ -119,6 +119,40 @@ class StoreMemory:
             return self._call("recall")(query, k=k, as_of=as_of, rank_by=rank_by)
         return self._store.recall(self.scope, query, k, as_of, rank_by)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """The proxy's own fields stay here; any other attribute (hit_flush_after, ...) is the
+        scope's Memory's, as it would be on a folder vault."""
+        if name in ("_store", "scope", "_open"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._store.memory_of(self.scope), name, value)
+
+    def context(self, query: str | None = None, budget: int = 2000, k: int = 8, one_to_one: bool = True) -> Any:
+        """Memory.context on the store. The resident snapshot is taken afresh each call: on the
+        team server a request is its own session (another process may have changed the
+        resident memory since this process last served the scope)."""
+        def run(mem: Any) -> Any:
+            from memdream.engine.recall import resident_budget
+
+            mem.snapshot(resident_budget(budget), refresh=True)
+            return mem.context(query, budget=budget, k=k, one_to_one=one_to_one)
+
+        inside = self._open.get()
+        if inside is not None:
+            return run(inside)
+        try:
+            with self._store.session(self.scope, write=False) as mem:
+                return run(mem)
+        except self._needs_lock():
+            with self._store.session(self.scope, write=True) as mem:
+                return run(mem)
+
+    @staticmethod
+    def _needs_lock() -> type[Exception]:
+        from memdream.team.store import NeedsLock
+
+        return NeedsLock
+
     def embed_pending(self, limit: int | None = None, progress: Any = None) -> int:
         """Embed what lacks a vector, into the database (shared by every process)."""
         return self._store.embed_pending(self.scope, limit, progress)
