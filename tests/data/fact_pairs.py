@@ -90,6 +90,9 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     ("number", "I have 2 dogs and 3 cats", "I have 3 dogs and 2 cats"),
     ("number", "I swim 4 laps then rest 2 minutes", "I swim 2 laps then rest 4 minutes"),
     ("number", "My password manager has 150 logins", "My password manager has 1500 logins"),
+    # A number repeated on one side that the other has once (found by a team-server test).
+    ("number", "writer 2 wrote fact number 0 about topic 200", "writer 0 wrote fact number 0 about topic 0"),
+    ("number", "第2组第0号，题目200", "第0组第0号，题目0"),
     ("number", "The course lasts 6 weeks", "The course lasts six months"),
     # -- number, Chinese
     ("number", "我有两只猫", "我有三只猫"),
