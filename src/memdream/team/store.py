@@ -267,7 +267,15 @@ class TeamStore:
                     version = self._refresh(conn, scope, copy)
                     mem = self._memory(scope, copy)
                     yield mem
-                    self._write_back(conn, scope, copy, version, write)
+                    tail = self._write_back(conn, scope, copy, version, write)
+                if tail:
+                    # A read's hit counts, appended after its snapshot ended, at READ COMMITTED:
+                    # in the snapshot, the append would fail whenever another recall of the
+                    # scope appended since the snapshot began (a serialization failure).
+                    conn.isolation_level = None
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                        self._append_hits(conn, scope, tail)
             except BaseException:
                 self._forget(scope, copy)  # the local copy may hold what the database does not
                 raise
@@ -324,16 +332,24 @@ class TeamStore:
         os.replace(tmp, path)
         return _sig(path.lstat())
 
-    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> None:
+    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> bytes | None:
+        """Store what the operation changed; unlocked (a read): the hits journal's new tail, to
+        be appended by the caller after the read's snapshot."""
         present = local_files(copy.root, scope)
         changed = [rel for rel, st in present.items() if rel not in copy.files or copy.files[rel][1] != _sig(st)]
         gone = [rel for rel in copy.files if rel not in present]
         if not changed and not gone:
-            return
+            return None
         if not locked:
-            self._append_unlocked(conn, scope, copy, changed, gone)
-            return
-        new_version = version + 1
+            return self._append_unlocked(conn, scope, copy, changed, gone)
+        # The scope's version is bumped where it stands, not set to ours + 1: a recall's hit
+        # counts (appended without this lock) may have bumped it since our refresh, and
+        # setting it back to a number another process already holds would leave that
+        # process's copy stale without its knowing (its next write would undo ours).
+        new_version = conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1 RETURNING version",
+            (scope.key,),
+        ).fetchone()[0]
         for rel in gone:
             conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
             conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
@@ -342,13 +358,11 @@ class TeamStore:
             data, _ = read_file(copy.root / rel)
             self._store_file(conn, scope, rel, data, new_version)
             copy.files[rel] = (new_version, _sig(present[rel]))
-        conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, %s) ON CONFLICT (scope) DO UPDATE SET version = EXCLUDED.version",
-            (scope.key, new_version),
-        )
         if version == 0:  # a scope's first write: it gets a dream job
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
-        copy.version = new_version
+        # Appended to meanwhile: the next operation looks at each file's version again.
+        copy.version = new_version if new_version == version + 1 else -1
+        return None
 
     def _store_file(self, conn: Any, scope: Scope, rel: str, data: bytes, version: int) -> None:
         kind, final_newline, blob, rows = encode_rows(rel, data)
@@ -366,17 +380,22 @@ class TeamStore:
                 (scope.key, rel, *[list(c) for c in cols]),
             )
 
-    def _append_unlocked(self, conn: Any, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> None:
+    def _append_unlocked(self, conn: Any, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
         """A read-only operation changed files: only appending to its hits journal is allowed
-        without the lock (many recalls at once); the tail is appended in the database, and the
-        local copy of that file is refreshed at the next operation."""
+        without the lock (many recalls at once); returns the tail to append in the database
+        (`_append_hits`); the local copy of that file is refreshed at the next operation."""
         hits, _ = state_paths(scope)
         old = copy.files.get(hits)
         data, _ = read_file(copy.root / hits) if hits in changed else (b"", None)
         known = old[1][2] if old is not None else 0  # the size it had when materialized
         if gone or any(rel != hits for rel in changed) or len(data) < known:
             raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
-        tail = data[known:]
+        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
+        copy.version = -1
+        return data[known:]
+
+    def _append_hits(self, conn: Any, scope: Scope, tail: bytes) -> None:
+        hits, _ = state_paths(scope)
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
         conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
@@ -387,8 +406,6 @@ class TeamStore:
             "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
             (scope.key,),
         )
-        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
-        copy.version = -1
 
     def health(self) -> tuple[bool, str]:
         """(the database answers, what it said): for a load balancer's health check."""
