@@ -190,9 +190,10 @@ async def _client(c: int, ports: list[int], token: str, ops: int, stop, seed: in
     from mcp.client import Client
 
     rng = random.Random(seed)
-    out: dict = {"remembered": [], "forgotten": [], "pins": {}, "kinds": Counter(), "acked": 0, "unacked": 0, "timeouts": 0, "refused": Counter(), "connects_failed": 0}
+    out: dict = {"remembered": [], "forgotten": [], "forget_unacked": [], "pins": {}, "kinds": Counter(), "acked": 0, "unacked": 0, "timeouts": 0, "refused": Counter(), "connects_failed": 0}
     mine: list[str] = []  # this client's acknowledged, not forgotten ids
     n = base  # numbers each phase's texts apart: no two remembers of a run say the same
+    forgetting: list[str] = []  # the id of a forget in flight
 
     def more() -> bool:
         return n < base + ops if ops else not stop.is_set()
@@ -226,7 +227,9 @@ async def _client(c: int, ports: list[int], token: str, ops: int, stop, seed: in
         elif r < 0.80:
             kind = "forget"
             eid = mine.pop(rng.randrange(len(mine)))
+            forgetting.append(eid)  # until acknowledged: if its server dies now, it may or may not have committed
             res = await cl.call_tool("forget", {"entry_id": eid})
+            forgetting.remove(eid)
             if res.is_error:
                 out["refused"][_text(res)[:120]] += 1
                 mine.append(eid)
@@ -268,9 +271,13 @@ async def _client(c: int, ports: list[int], token: str, ops: int, stop, seed: in
         except TimeoutError:
             out["timeouts"] += 1
             out["unacked"] += 1
+            out["forget_unacked"] += forgetting
+            forgetting.clear()
         except (Exception, asyncio.CancelledError):  # the server was killed (or is restarting): nothing acknowledged
             if inflight:
                 out["unacked"] += 1
+                out["forget_unacked"] += forgetting
+                forgetting.clear()
             else:
                 out["connects_failed"] += 1
             await asyncio.sleep(0.05)
@@ -416,7 +423,7 @@ def check_export(team: Team, dest: Path, results: list[dict], scopes: list[str])
         for e in doc.entries():
             if e.id:
                 entries.setdefault(scope, {}).setdefault(e.id, []).append((rel, e))
-    out = {"files": files, "parse_problems": len(problems), "problems": problems[:5], "lost": [], "text_changed": [], "forget_lost": [], "pin_lost": [], "ended_unexplained": Counter()}
+    out = {"files": files, "parse_problems": len(problems), "problems": problems[:5], "lost": [], "text_changed": [], "forget_lost": [], "pin_lost": [], "ended_unexplained": Counter(), "ended_examples": [], "forgotten_unacked": 0}
     out["duplicate_ids"] = sum(1 for s in entries.values() for v in s.values() if len(v) > 1)
     out["entries"] = sum(len(s) for s in entries.values())
     acked = forgot = pins = 0
@@ -425,6 +432,7 @@ def check_export(team: Team, dest: Path, results: list[dict], scopes: list[str])
         have = entries.get(scope, {})
         ended_by_write = {i for m in r["remembered"] for i in m["ended"]}
         forgotten = set(r["forgotten"])
+        maybe_forgotten = set(r.get("forget_unacked", []))
         for m in r["remembered"]:
             acked += 1
             found = have.get(m["id"])
@@ -435,7 +443,11 @@ def check_export(team: Team, dest: Path, results: list[dict], scopes: list[str])
             if m["action"] != "duplicate" and e.text != m["text"]:
                 out["text_changed"].append(f"{scope} {m['id']}: {m['text']!r} -> {e.text!r}")
             if e.valid_to is not None and m["id"] not in forgotten and m["id"] not in ended_by_write:
-                out["ended_unexplained"][e.end or "?"] += 1
+                if e.end == "forgotten" and m["id"] in maybe_forgotten:
+                    out["forgotten_unacked"] += 1  # its forget committed, and the server died before the answer
+                else:
+                    out["ended_unexplained"][e.end or "?"] += 1
+                    out["ended_examples"].append(f"{scope} {m['id']} end={e.end} {m['text']}")
         for eid in forgotten:
             forgot += 1
             found = have.get(eid)
@@ -502,7 +514,7 @@ def soak(servers: int = 4, clients: int = 8, scopes: int = 4, ops: int = 500, ki
             k.update(taken_over=taken, longest_takeover_s=longest, server_starts=team.starts)
             res["crash"] = k | summarize(second)
             merged = [
-                {"remembered": a["remembered"] + b["remembered"], "forgotten": a["forgotten"] + b["forgotten"], "pins": {**a["pins"], **b["pins"]}}
+                {"remembered": a["remembered"] + b["remembered"], "forgotten": a["forgotten"] + b["forgotten"], "forget_unacked": b["forget_unacked"], "pins": {**a["pins"], **b["pins"]}}
                 for a, b in zip(first, second)
             ]  # a client's phase-2 pins are later than its phase-1 ones
             for m, b in zip(merged, second):  # an id forgotten in phase 2 has no pin to check
@@ -570,6 +582,7 @@ def report(res: dict, cmd: str) -> str:
         row("operations refused with an error", c["refused_count"], k.get("refused_count", "")),
         row("acknowledged remembers / forgets / pins checked", f"{cc['acked_remembers']} / {cc['acked_forgets']} / {cc['acked_pins']}", f"{kc['acked_remembers']} / {kc['acked_forgets']} / {kc['acked_pins']}" if kc else ""),
         row("**acknowledged remembers missing from the export**", f"**{len(cc['lost'])}**", f"**{len(kc['lost'])}**" if kc else ""),
+        row("forgets in flight when their server died that had committed (the entry ended, the answer never came)", cc["forgotten_unacked"], kc.get("forgotten_unacked", "")),
         row("acknowledged remembers whose text changed / ended though never forgotten nor superseded", f"{len(cc['text_changed'])} / {sum(cc['ended_unexplained'].values())}", f"{len(kc['text_changed'])} / {sum(kc['ended_unexplained'].values())}" if kc else ""),
         row("acknowledged forgets not in effect / acknowledged pins not in effect", f"{len(cc['forget_lost'])} / {len(cc['pin_lost'])}", f"{len(kc['forget_lost'])} / {len(kc['pin_lost'])}" if kc else ""),
         row("**ids in two places of a scope**", f"**{cc['duplicate_ids']}**", f"**{kc['duplicate_ids']}**" if kc else ""),

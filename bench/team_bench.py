@@ -52,10 +52,16 @@ START, END = "<!-- bench:team:start -->", "<!-- bench:team:end -->"
 HZ = os.sysconf("SC_CLK_TCK")
 
 
-def _transport(port: int, token: str):  # type: ignore[no-untyped-def]
+def _transport(port: int, token: str, read_timeout: float | None = None):  # type: ignore[no-untyped-def]
+    """The SDK's client; `read_timeout` (seconds) for a first request that indexes a big scope."""
     from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-    return streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+    timeout = None
+    if read_timeout is not None:
+        import httpx2
+
+        timeout = httpx2.Timeout(30.0, read=read_timeout)
+    return streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}, timeout=timeout))
 
 
 # -- CPU accounting from /proc
@@ -302,7 +308,7 @@ def scale(root: Path, size: int, nq: int) -> dict:
             from mcp.client import Client
 
             out: dict = {"recall": []}
-            async with Client(_transport(team.ports[0], token)) as cl:
+            async with Client(_transport(team.ports[0], token, read_timeout=7200)) as cl:
                 s = time.perf_counter()
                 res = await cl.call_tool("recall", {"query": queries[0], "k": 10})
                 out["first_s"] = time.perf_counter() - s
@@ -411,14 +417,22 @@ def main() -> None:
             res["throughput"].insert(0, throughput("folder server, 1 process, one scope (its clients share it)", [folder.port], [folder.token] * args.clients, args.seconds, groups))
         finally:
             folder.stop()
-        # 3. recall at scale
+        save(res, args)
+        # 3. recall at scale (the report is written after each size: a long 1M run stopped
+        # half-way leaves the figures measured before it)
         for size in (int(x) for x in args.sizes.split(",") if x):
             res["scale"].append(scale(root, size, args.queries))
-    cmd = f"python bench/team_bench.py --clients {args.clients} --seconds {args.seconds:g} --servers {args.servers} --sizes {args.sizes}"
-    section = render(res, cmd)
-    print(section)
+            save(res, args)
+    print(render(res, command(args)))
+
+
+def command(args: argparse.Namespace) -> str:
+    return f"python bench/team_bench.py --clients {args.clients} --seconds {args.seconds:g} --servers {args.servers} --sizes {args.sizes}"
+
+
+def save(res: dict, args: argparse.Namespace) -> None:
     if args.report:
-        write_report(Path(args.report), section, START, END)
+        write_report(Path(args.report), render(res, command(args)), START, END)
 
 
 if __name__ == "__main__":
