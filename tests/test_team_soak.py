@@ -110,3 +110,49 @@ the end (bench/soak_server.py checks after each phase)."""
     assert res["crash"]["kills"] == 3 and res["crash"]["held_at_kill"] >= 1  # a lease was held by a killed server ...
     assert res["crash"]["taken_over"] == res["crash"]["held_at_kill"]  # ... and taken over
     assert res["concurrency"]["refused_count"] == 0 and res["crash"]["timeouts"] == 0
+
+
+def test_recalls_beside_writes_and_dreams_of_one_scope_never_deadlock(team_store, pg_url, tmp_path, clock) -> None:
+    """A write's transaction bumps the scope's row, then rewrites files (the hits journal too,
+    when a dream folds it); a recall's append must take the same rows in the same order, or
+    each waits for the other (PostgreSQL's deadlock detector then fails one: the benchmark saw
+    'deadlock detected' on a recall)."""
+    import threading
+
+    with team_store.session(ALICE) as mem:
+        for i in range(30):
+            mem.write(f"客户{i}订了{i % 7 + 2}箱龙井茶 order {i}")
+    others = [other_store(pg_url, tmp_path, clock, f"s{i}") for i in range(2)]
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def reader(store) -> None:  # type: ignore[no-untyped-def]
+        while not stop.is_set():
+            try:
+                with store.session(ALICE, write=False) as m:
+                    m.recall("龙井茶 order")
+            except Exception as exc:  # noqa: BLE001 - collected: the test fails naming it
+                errors.append(f"recall: {type(exc).__name__}: {exc}")
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set():
+            try:
+                with team_store.session(ALICE) as m:
+                    m.write(f"another order {n}") if n % 2 else m.dream(["light"])  # a dream folds the hit counts in
+                n += 1
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"write: {type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=reader, args=(s,)) for s in others] + [threading.Thread(target=writer)]
+    try:
+        for t in threads:
+            t.start()
+        stop.wait(6.0)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(60)
+        for s in others:
+            s.close()
+    assert errors == []

@@ -397,14 +397,16 @@ class TeamStore:
     def _append_hits(self, conn: Any, scope: Scope, tail: bytes) -> None:
         hits, _ = state_paths(scope)
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
+        # The scope's row first, then the file's, in the order a write takes them (_write_back):
+        # the other order deadlocks against a write that rewrites the journal (a dream folding it).
+        conn.execute(
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
+            (scope.key,),
+        )
         conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
             "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
             (scope.key, hits, tail),
-        )
-        conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
-            (scope.key,),
         )
 
     def health(self) -> tuple[bool, str]:
