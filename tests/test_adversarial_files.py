@@ -268,6 +268,51 @@ def test_the_writer_never_builds_on_a_half_saved_file(tmp_path: Path, clock) -> 
     mem.close()
 
 
+def test_a_half_saved_file_never_passes_for_the_version_memdream_wrote(tmp_path: Path, clock) -> None:
+    """The writer takes a file as memdream's own (at rest, no waiting) when it matches the state
+    recorded after memdream's last write. An editor that opened the file right after that write
+    and is half way through saving it in place can leave the same inode, size and (at the file
+    system's timestamp granularity) modification time: only the content tells them apart. This
+    was how the soak lost acknowledged remembers before `doctor --fix` (issue 17, item 13)."""
+    import threading
+    import time
+
+    from memdream.config import load_config
+    from memdream.memory import Memory
+    from memdream.store.format import parse_document
+
+    mem = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock)
+    mem.vault.init()
+    first = mem.remember("我住在杭州 I live in Hangzhou").id
+    path = next(mem.vault.recall_dir(mem.scope).glob("*.md"))
+    st = os.stat(path)  # the file exactly as memdream left it
+    original = path.read_bytes()
+    whole = original.replace(b"Hangzhou", "Hangzhou 西湖边 by the lake".encode()) + "- 手写：周末去爬山 hiking on weekends\n".encode()
+    torn = whole[: len(original)]  # the editor's first write happens to be as long as the old file
+    assert torn != original and not torn.endswith(b"\n")
+    with open(path, "r+b") as fh:  # truncate, write the first part, pause ...
+        fh.truncate()
+        fh.write(torn)
+        fh.flush()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # ... within the same timestamp tick
+        now = os.stat(path)
+        assert (now.st_ino, now.st_size, now.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+
+        def rest() -> None:
+            time.sleep(0.3)
+            fh.write(whole[len(torn) :])
+            fh.flush()
+
+        t = threading.Thread(target=rest)
+        t.start()
+        second = mem.remember("我在西湖区上班 I work in Xihu", type="fact").id  # while the file is half saved
+        t.join()
+    data = path.read_bytes().decode("utf-8")
+    assert first in data and second in data and "by the lake" in data and "hiking on weekends" in data, data
+    assert all(not ln.problems for ln in parse_document(data).lines), data
+    mem.close()
+
+
 def test_doctor_lists_acknowledged_memories_no_file_holds_and_fix_puts_them_back(v: str) -> None:
     out = ok(cli("remember", "my dentist is Dr. Wang 牙医姓王", "--json", "--vault", v, "--user", "alice")).stdout
     eid = json.loads(out)["entry"]["id"]

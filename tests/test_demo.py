@@ -40,6 +40,16 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     # The reliability act: a line broken by hand is named with its file and line, and still reads.
     assert "memdream doctor  ->  scopes/main/me/MEMORY.md:" in out and "bad value for 'hc': 'many'" in out
     assert 'recall "组会"  ->  周五下午有组会' in out
+    # The team server act: on a throwaway PostgreSQL where one is installed (CI requires it).
+    import os
+
+    if "(skipped:" in out.split("The team server", 1)[1]:
+        assert os.environ.get("MEMDREAM_PG_TESTS") != "required", out
+    else:
+        assert "memdream export --store ... --to DIR  ->  the same files, byte for byte" in out
+        assert "process B at once: recall 团队服务器  ->  团队服务器上线了" in out
+        assert "alice's token: recall 团队服务器  ->  0 hits" in out
+    assert not (tmp_path / "demo/.team-demo").exists()
 
 
 def test_demo_cleans_up_its_throwaway_vault(tmp_path, monkeypatch) -> None:

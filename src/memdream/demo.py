@@ -15,7 +15,7 @@ import click
 
 from memdream.clock import FrozenClock
 from memdream.errors import SecretRefused
-from memdream.memory import Memory, load_config
+from memdream.memory import Memory, Scope, load_config
 
 CST = timezone(timedelta(hours=8), "CST")
 
@@ -29,6 +29,44 @@ def _show_file(mem: Memory, path: Path) -> None:
     click.secho(f"$ cat {mem.vault.relpath(path)}", fg="cyan")
     for line in path.read_text(encoding="utf-8").splitlines():
         click.echo(f"  {line}")
+
+
+def _team_act(root: Path, clock: FrozenClock) -> None:
+    """The team server: this vault pushed into a throwaway PostgreSQL (a Unix socket in a
+    temporary folder, no network), two server processes' handles on it, tokens, and the
+    export that gives the vault back byte for byte."""
+    _title("The team server: the same memory in PostgreSQL, for many processes and machines")
+    from memdream.team import create_token, export_vault, open_store, push_vault, scope_files_of, scope_handle, throwaway_cluster, token_scope
+
+    pg, why = throwaway_cluster()
+    if pg is None:
+        click.echo(f"(skipped: {why})")
+        return
+    stores = []
+    try:
+        url = pg.new_database("memdream_demo")
+        click.echo("(a throwaway PostgreSQL cluster on a Unix socket, started for this act)")
+        for _ in range(2):
+            stores.append(open_store(url, load_config(pg.dir / "settings", env={}), clock=clock, cache_dir=pg.dir))
+        a, b = stores
+        me = Scope("me", "main")
+        moved = push_vault(a, root)
+        click.echo(f"memdream push VAULT --store ...  ->  {len(moved.scopes)} scope(s), {moved.files} files, {moved.bytes:,} bytes")
+        back = pg.dir / "exported"
+        export_vault(a, back, me)
+        same = scope_files_of(back, me) == scope_files_of(root, me)
+        click.echo(f"memdream export --store ... --to DIR  ->  {'the same files, byte for byte' if same else 'DIFFERENT files'}")
+        out = scope_handle(a, "me", "main").write("团队服务器上线了：周一起所有 Agent 共用记忆")
+        hits = scope_handle(b, "me", "main").recall("团队服务器", k=1)
+        click.echo(f"server process A: remember  ->  {out.action} {out.entry.id}; process B at once: recall 团队服务器  ->  {hits[0].text if hits else '(nothing)'}")
+        token = create_token(a, Scope("alice", "main"))
+        who = token_scope(b, token)
+        click.echo(f"memdream token create --user alice  ->  mdt_...; a request's scope comes from its token: {who.user}/{who.agent}")
+        click.echo(f'alice\'s token: recall 团队服务器  ->  {len(scope_handle(b, who.user, who.agent).recall("团队服务器"))} hits (scopes never see each other)')
+    finally:
+        for s in stores:
+            s.close()
+        pg.stop()
 
 
 def run_demo(keep: str | None = None) -> None:
@@ -201,6 +239,8 @@ def run_demo(keep: str | None = None) -> None:
             click.echo(f"memdream doctor  ->  {problem}")
         hits = mem.recall("组会", k=1)
         click.echo(f'recall "组会"  ->  {hits[0].text if hits else "(nothing)"} (the line still reads; fix the value and doctor is quiet)')
+
+        _team_act(root, clock)
 
         click.echo()
         click.echo("Edit these files by hand any time: the next memdream command sees the change.")

@@ -78,7 +78,7 @@ def open_store(config: Any) -> Any:
     return store
 
 
-def where(mem: Any) -> str:
+def location_of(mem: Any) -> str:
     """What a command worked on, for messages: the vault folder or the store (without its password)."""
     store = getattr(mem, "store_url", None)
     return store if isinstance(store, str) else str(mem.vault.root)

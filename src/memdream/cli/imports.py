@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from memdream.cli.common import emit, handle_errors, json_option, open_scope, scope_options, where
+from memdream.cli.common import emit, handle_errors, json_option, location_of, open_scope, scope_options
 from memdream.errors import RefusedInput
 from memdream.memory import FOLDER_FORMATS, TRANSCRIPT_FORMATS, Scope
 
@@ -77,7 +77,7 @@ def export_(to: str, only: str | None, vault: str | None, user: str | None, agen
         scope = Scope(u, a)
     with open_scope(vault, user, agent) as mem:
         if scope is not None and scope not in mem.scopes():
-            raise RefusedInput(f"there is no scope {only} in {where(mem)}", "leave --scope out to export every scope")
+            raise RefusedInput(f"there is no scope {only} in {location_of(mem)}", "leave --scope out to export every scope")
         rep = mem.export(to, scope)
     if as_json:
         emit(rep.to_json())

@@ -88,7 +88,9 @@ def _successors(mem: "Core", entry_id: str) -> set[str]:
 
 def check(mem: "Core", base: Baseline, tx: Transaction) -> list[str]:
     """The invariants that fail (empty: the phase may stay applied)."""
-    mem.sync()
+    # Files are read at rest: a person's editor half way through saving a file in place would
+    # make its ids look gone, and the phase would be rolled back for nothing (issue 17, item 13).
+    mem.index.sync_scope(mem.scope, mem.writer.read_at_rest)
     failed: list[str] = []
     lost = base.ids - _ids(mem)
     if lost:

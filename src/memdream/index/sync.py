@@ -14,7 +14,7 @@ import os
 import sqlite3
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,11 +65,13 @@ class FileSync:
     def rel(self, path: Path | str) -> str:
         return self.vault.relpath(path)
 
-    def sync_scope(self, scope: Scope) -> int:
+    def sync_scope(self, scope: Scope, read: Callable[[Path], tuple[bytes, FileState]] = read_file) -> int:
         """Bring the scope's rows up to date with its files; return how many files changed.
 
         Called before every read and write, so it is cheap: one stat per known file and one
-        directory listing (without stat) per folder to notice new files.
+        directory listing (without stat) per folder to notice new files. `read` reads a file
+        that changed: a check that must not see a file half saved in place passes the
+        writer's `read_at_rest` (new files found many at once are read in bulk, as they are).
         """
         root = str(self.vault.root) + os.sep
         known = {
@@ -101,7 +103,7 @@ class FileSync:
                 continue
             path = Path(root + rel)
             try:
-                data, state = read_file(path)
+                data, state = read(path)
             except NotRegularFile:
                 present.discard(rel)  # it changed into one since the lstat
                 continue
@@ -117,7 +119,7 @@ class FileSync:
             for rel, layer in fresh:
                 path = Path(root + rel)
                 try:
-                    data, state = read_file(path)
+                    data, state = read(path)
                 except NotRegularFile:
                     present.discard(rel)
                     continue

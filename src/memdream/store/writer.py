@@ -49,6 +49,7 @@ T = TypeVar("T")
 
 LOCK_TIMEOUT_S = 60.0  # a writer waits this long for another before giving up with a hint
 MAX_RETRIES = 32  # how often a write re-applies itself on a file that keeps changing under it (cheap: each is one read, one change)
+RETRY_FOR_S = 10.0  # ... and for at least this long: on a loaded machine each attempt is slower, not each edit
 SETTLE_S = 0.03  # a file changed in place less than this long ago may be half saved: wait (6x the 5 ms pause of issue 17)
 SETTLE_CUT_S = 2.0  # the same for a file that does not end with a newline (cut off mid-line?)
 SETTLE_POLL_S = 0.01
@@ -153,6 +154,12 @@ def _atomic_write(path: Path, data: bytes, expected: FileState | None) -> FileSt
                 os.fchmod(fd, os.stat(path).st_mode & 0o777)
             except FileNotFoundError:
                 os.fchmod(fd, 0o644)
+            # The state of what we wrote, taken from our own descriptor before the rename (a
+            # rename keeps the inode, its size and its modification time). A stat of the path
+            # after the rename can see an editor that opened the new file at once and is half
+            # way through saving it in place: recorded as memdream's own, that torn version
+            # was then built on without waiting (issue 17, item 13).
+            st = os.fstat(fd)
         finally:
             os.close(fd)
         if expected is None:
@@ -175,7 +182,6 @@ def _atomic_write(path: Path, data: bytes, expected: FileState | None) -> FileSt
             pass
         raise
     _fsync_dir(path.parent)
-    st = os.stat(path)
     return FileState(True, st.st_mtime_ns, st.st_size, st.st_ino, content_hash(data))
 
 
@@ -207,7 +213,7 @@ class Writer:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._file_lock: FileLock | None = None
-        self._own: dict[str, tuple[int, int, int]] = {}  # path -> (ino, mtime_ns, size) as this writer last wrote it
+        self._own: dict[str, tuple[int, int, int, str]] = {}  # path -> (ino, mtime_ns, size, content hash) as a writer last wrote it
 
     # -- locking
     @contextmanager
@@ -242,7 +248,10 @@ class Writer:
         the last `extra`, the state the change was computed from)."""
         self.vault.ensure_inside(path)
         with self.locked():
-            for _ in range(MAX_RETRIES):
+            start = time.monotonic()
+            attempts = 0
+            while attempts < MAX_RETRIES or time.monotonic() - start < RETRY_FOR_S:
+                attempts += 1
                 data, before = self._at_rest(path, *read_file(path))
                 new, extra = compute(decode_exact(data) if before.exists else None)
                 if new is None:
@@ -259,7 +268,7 @@ class Writer:
                 except OSError as exc:
                     raise _os_error(exc, path) from exc
             raise VaultError(
-                f"{path} kept changing while memdream tried to write it ({MAX_RETRIES} attempts)",
+                f"{path} kept changing while memdream tried to write it ({attempts} attempts in {time.monotonic() - start:.0f} s)",
                 "close the editor that keeps saving it, then try again",
             )
 
@@ -307,16 +316,20 @@ class Writer:
         return self.vault.state_dir / OWN_WRITES
 
     def _is_own(self, path: Path, state: FileState) -> bool:
+        """True if `state` is the file exactly as a memdream writer left it: the same inode,
+        modification time and size, and the same content (its hash): a read that caught an
+        editor half way through saving in place never passes for memdream's own version,
+        whatever the clock's granularity."""
         key = str(path)
-        sig = (state.ino, state.mtime_ns, state.size)
+        sig = (state.ino, state.mtime_ns, state.size, state.sha)
         if self._own.get(key) == sig:
             return True
         try:  # another memdream process may have written it: its record is in the vault
             with open(self._own_path(), encoding="utf-8") as fh:
                 for line in fh:
-                    parts = line.rstrip("\n").rsplit("\t", 3)
-                    if len(parts) == 4 and parts[0] == key:
-                        self._own[key] = (int(parts[1]), int(parts[2]), int(parts[3]))
+                    parts = line.rstrip("\n").rsplit("\t", 4)
+                    if len(parts) == 5 and parts[0] == key:
+                        self._own[key] = (int(parts[1]), int(parts[2]), int(parts[3]), parts[4])
         except (OSError, ValueError):
             return False
         return self._own.get(key) == sig
@@ -325,10 +338,10 @@ class Writer:
         """Record the state of a file memdream just wrote (held under the vault lock)."""
         key = str(path)
         self._own.pop(key, None)
-        self._own[key] = (state.ino, state.mtime_ns, state.size)
+        self._own[key] = (state.ino, state.mtime_ns, state.size, state.sha)
         while len(self._own) > OWN_WRITES_MAX:
             self._own.pop(next(iter(self._own)))
-        body = "".join(f"{k}\t{i}\t{m}\t{n}\n" for k, (i, m, n) in self._own.items())
+        body = "".join(f"{k}\t{i}\t{m}\t{n}\t{h}\n" for k, (i, m, n, h) in self._own.items())
         try:
             fd = os.open(self._own_path(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:

@@ -79,3 +79,42 @@ def scheduler(store: "TeamStore", say: Any = None) -> Any:
     from memdream.team.dreams import StoreScheduler
 
     return StoreScheduler(store, say=say or (lambda s: None))
+
+
+def export_vault(store: "TeamStore", to: Any, only: Any = None) -> Any:
+    """Write the store's scopes (or one) to the folder `to` as a vault, byte for byte (team/transfer.py)."""
+    from memdream.team.transfer import export
+
+    return export(store, to, only)
+
+
+def scope_files_of(root: Any, scope: Any) -> dict[str, bytes]:
+    """The files of one scope of a folder vault, as the store keeps them (path -> bytes)."""
+    from pathlib import Path
+
+    from memdream.team.transfer import vault_scope_files
+
+    return vault_scope_files(Path(root), scope)
+
+
+def throwaway_cluster() -> tuple[Any, str]:
+    """(a PostgreSQL cluster started in a temporary folder on a Unix socket, or None; why not):
+    for the demo and the benchmarks (team/cluster.py). Stop it with `.stop()`."""
+    from memdream.team.cluster import Cluster, available
+
+    why = available()
+    if not why:
+        try:
+            import psycopg  # noqa: F401
+            import psycopg_pool  # noqa: F401
+        except ImportError:
+            why = "psycopg 3 is not installed (pip install -e '.[postgres]')"
+    if why:
+        return None, why
+    import subprocess
+
+    try:
+        return Cluster().start(), ""
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = (getattr(exc, "stderr", b"") or b"").decode("utf-8", "replace").strip().splitlines()
+        return None, f"PostgreSQL did not start: {detail[-1] if detail else exc}"

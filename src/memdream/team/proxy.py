@@ -9,6 +9,9 @@ Memory's own.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from memdream.store.vault import Scope
@@ -35,6 +38,30 @@ class StoreMemory:
     def __init__(self, store: "TeamStore", scope: Scope) -> None:
         self._store = store
         self.scope = scope
+        self._open: ContextVar[Any] = ContextVar(f"memdream_session_{id(self)}", default=None)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """Every call made inside runs in one session of the scope, under its lock: they
+        commit together, or not at all."""
+        if self._open.get() is not None:
+            yield self
+            return
+        with self._store.session(self.scope, write=True) as mem:
+            reset = self._open.set(mem)
+            try:
+                yield self
+            finally:
+                self._open.reset(reset)
+
+    @contextmanager
+    def at_version(self, entry_id: str, version: str | None) -> Iterator[Any]:
+        """Memory.at_version on the store: the version is checked, and the changes made inside
+        are made, in one transaction under the scope's lock (optimistic concurrency across
+        processes: a stale version is refused, as on a folder vault)."""
+        with self.transaction():
+            with self._open.get().at_version(entry_id, version) as entry:
+                yield entry
 
     def __enter__(self) -> "StoreMemory":
         return self
@@ -70,6 +97,12 @@ class StoreMemory:
         restored: list[str] = []
         unrestored: list[str] = []
         problems: list[Any] = []
+        from memdream.doctor import Problem
+        from memdream.team.schema import LATEST
+
+        version = self._store.schema_version()
+        if version != LATEST:
+            problems.append(Problem(self.store_url, 0, f"the database's schema is version {version}, this memdream's is {LATEST}"))
         for s in self._store.scopes():
             with self._store.session(s, write=fix) as mem:
                 r, ok, bad, found = mem.doctor(fix)
@@ -77,7 +110,18 @@ class StoreMemory:
             restored += ok
             unrestored += bad
             problems += found
+            problems += [Problem(self.store_url, 0, m) for m in self._store.check_scope(s, fix) if not (fix and m.endswith("recounted"))]
         return removed, restored, unrestored, problems
+
+    def recall(self, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:
+        """Recall runs on the database's own index and vectors (no local copy needed)."""
+        if self._open.get() is not None:
+            return self._call("recall")(query, k=k, as_of=as_of, rank_by=rank_by)
+        return self._store.recall(self.scope, query, k, as_of, rank_by)
+
+    def embed_pending(self, limit: int | None = None, progress: Any = None) -> int:
+        """Embed what lacks a vector, into the database (shared by every process)."""
+        return self._store.embed_pending(self.scope, limit, progress)
 
     def __getattr__(self, name: str) -> Any:
         real = self._store.memory_of(self.scope)
@@ -94,6 +138,9 @@ class StoreMemory:
         from memdream.team.store import NeedsLock
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            inside = self._open.get()
+            if inside is not None:  # within transaction(): the same session
+                return getattr(inside, name)(*args, **kwargs)
             write = name not in READS
             try:
                 with self._store.session(self.scope, write=write) as mem:

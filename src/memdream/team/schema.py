@@ -3,7 +3,8 @@
 Every table is keyed by scope first, so a distributed PostgreSQL (Citus) can shard by
 scope (docs/team-server.md). Row-level security keyed by the per-transaction setting
 `memdream.scope` is the second wall between scopes: a query that forgot its WHERE still
-sees one scope only. The policies apply to the owner too (FORCE); a superuser bypasses
+sees one scope only (none when the setting is unset). The policies apply to the owner too
+(FORCE); a superuser bypasses
 them, so the server should connect as an ordinary role.
 """
 
@@ -65,14 +66,74 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE memdream_files ENABLE ROW LEVEL SECURITY;
         ALTER TABLE memdream_files FORCE ROW LEVEL SECURITY;
         CREATE POLICY memdream_scope_wall ON memdream_files
-            USING (scope = current_setting('memdream.scope', true) OR current_setting('memdream.scope', true) = '*');
+            USING (scope = current_setting('memdream.scope', true));
         ALTER TABLE memdream_lines ENABLE ROW LEVEL SECURITY;
         ALTER TABLE memdream_lines FORCE ROW LEVEL SECURITY;
         CREATE POLICY memdream_scope_wall ON memdream_lines
-            USING (scope = current_setting('memdream.scope', true) OR current_setting('memdream.scope', true) = '*');
+            USING (scope = current_setting('memdream.scope', true));
         """,
     ),
 ]
+
+MIGRATIONS.append(
+    (
+        2,
+        "the database's own full-text index: memdream's tokens per entry line, term statistics per scope",
+        """
+        -- The columns recall scores with (index/rows.py makes them, as for the SQLite index) and
+        -- the line's tokens (memdream's Chinese-aware tokenizer) as a tsvector of literal lexemes
+        -- with their positions (a term's frequency in the line, for BM25).
+        ALTER TABLE memdream_lines
+            ADD COLUMN layer text, ADD COLUMN etype text, ADD COLUMN vf double precision, ADD COLUMN vt double precision,
+            ADD COLUMN ca double precision, ADD COLUMN la double precision, ADD COLUMN hits integer, ADD COLUMN salience double precision,
+            ADD COLUMN tok text, ADD COLUMN ntok integer, ADD COLUMN tsv tsvector, ADD COLUMN thash text;
+        CREATE INDEX memdream_lines_tsv ON memdream_lines USING gin (tsv);
+        -- BM25's statistics, per scope (a tenant's words never shift another tenant's scores).
+        CREATE TABLE memdream_terms (
+            scope text NOT NULL,
+            term text NOT NULL,
+            df integer NOT NULL,
+            PRIMARY KEY (scope, term)
+        );
+        CREATE TABLE memdream_scope_stats (
+            scope text PRIMARY KEY,
+            entries bigint NOT NULL DEFAULT 0,
+            tokens bigint NOT NULL DEFAULT 0
+        );
+        ALTER TABLE memdream_terms ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_terms FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_terms
+            USING (scope = current_setting('memdream.scope', true));
+        ALTER TABLE memdream_scope_stats ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_scope_stats FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_scope_stats
+            USING (scope = current_setting('memdream.scope', true));
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
+        3,
+        "embeddings per scope, model and text",
+        """
+        -- Derived like the index (rebuildable from the lines): one vector per distinct text of
+        -- a scope and embedding model, shared by every process instead of each embedding again.
+        -- A real[] column, scored exactly over recall's candidates (pgvector is not required).
+        CREATE TABLE memdream_vectors (
+            scope text NOT NULL,
+            model text NOT NULL,
+            thash text NOT NULL,
+            vec real[] NOT NULL,
+            PRIMARY KEY (scope, model, thash)
+        );
+        ALTER TABLE memdream_vectors ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_vectors FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_vectors USING (scope = current_setting('memdream.scope', true));
+        CREATE INDEX memdream_lines_thash ON memdream_lines (scope, thash) WHERE thash IS NOT NULL;
+        """,
+    )
+)
 
 LATEST = MIGRATIONS[-1][0]
 

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from memdream.config import Config
 from memdream.errors import ConfigError, MemdreamError, VaultError
 from memdream.store.files import read_file
-from memdream.store.format import parse_document
 from memdream.store.vault import Scope, Vault
 from memdream.team.schema import migrate
 
@@ -52,6 +51,7 @@ ENV_STORE = "MEMDREAM_STORE"
 ENV_CACHE = "MEMDREAM_TEAM_CACHE"
 # Memory files (their content is stored as lines): the resident file, recall and archive parts.
 _MEMORY_FILE = re.compile(r"^scopes/[^/]+/[^/]+/(?:MEMORY\.md|memory/recall/[^/.][^/]*\.md|memory/\.archive/entries/[^/.][^/]*\.md)$")
+MAX_COPIES = 256  # scopes a process keeps a copy of at once (least recently used ones are dropped)
 _OLD_MTIME_S = 120  # the local copy's files are dated this far back: the writer takes them as at rest at once
 
 
@@ -122,6 +122,26 @@ def local_files(root: Path, scope: Scope) -> dict[str, os.stat_result]:
     return out
 
 
+def _remove_dead_copies(parent: Path) -> None:
+    """Remove the copies that processes killed on this machine left behind (their folder names
+    carry their pid; a live process's copy is never touched)."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("memdream-team-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[2]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or not ours to signal): keep it
+        except ProcessLookupError:
+            shutil.rmtree(parent / name, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
 def _sig(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
@@ -138,25 +158,26 @@ class _Copy:
     memory: "Memory | None" = None
 
 
-def encode_rows(rel: str, data: bytes) -> tuple[str, bool, bytes | None, list[tuple[int, str, str | None, str | None, str | None, str | None]]]:
-    """How a file is stored: (kind, final_newline, bytes for kind 'b', lines for kind 'm')."""
+def encode_file(rel: str, data: bytes) -> tuple[str, bool, bytes | None]:
+    """How a file is stored: (kind, final_newline, bytes for kind 'b'); a kind 'm' file's
+    content is its lines (see TeamStore._store_file)."""
     if not is_memory_file(rel):
-        return "b", True, data, []
+        return "b", True, data
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return "b", True, data, []  # kept byte for byte (issue 17 item 12): no lines to parse
+        return "b", True, data  # kept byte for byte (issue 17 item 12): no lines to parse
     if "\x00" in text:
-        return "b", True, data, []  # PostgreSQL text cannot hold NUL
-    doc = parse_document(text)
-    rows = []
-    for pos, ln in enumerate(doc.lines):
-        e = ln.entry if ln.is_entry else None
-        if e is not None:
-            rows.append((pos, ln.raw, e.id or None, e.subject or None, e.type or None, e.valid_to.isoformat() if e.valid_to else None))
-        else:
-            rows.append((pos, ln.raw, None, None, None, None))
-    return "m", doc.trailing_newline, None, rows
+        return "b", True, data  # PostgreSQL text cannot hold NUL
+    return "m", text.endswith("\n") or text == "", None
+
+
+def file_lines(data: bytes) -> list[str]:
+    """The lines of a kind 'm' file, split as parse_document splits them ("\n" only)."""
+    text = data.decode("utf-8")
+    if text == "":
+        return []
+    return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
 
 
 def decode_rows(kind: str, final_newline: bool, data: bytes | None, lines: list[str]) -> bytes:
@@ -199,8 +220,10 @@ class TeamStore:
         self.llm = llm
         self.holder = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         parent = cache_dir or os.environ.get(ENV_CACHE) or None
-        self.cache = Path(tempfile.mkdtemp(prefix="memdream-team-", dir=parent))
+        _remove_dead_copies(Path(parent or tempfile.gettempdir()))
+        self.cache = Path(tempfile.mkdtemp(prefix=f"memdream-team-{os.getpid()}-", dir=parent))
         self._copies: dict[str, _Copy] = {}
+        self._vector_stores: dict[str, Any] = {}
         self._copies_lock = threading.Lock()
         try:
             self.pool = ConnectionPool(self.url, min_size=1, max_size=pool_size, open=True, timeout=30, kwargs={"autocommit": False})
@@ -230,8 +253,11 @@ class TeamStore:
     # -- the per-operation transaction
     def _copy(self, scope: Scope) -> _Copy:
         with self._copies_lock:
-            copy = self._copies.get(scope.key)
-            if copy is None:
+            copy = self._copies.pop(scope.key, None)
+            if copy is not None:
+                self._copies[scope.key] = copy  # the most recently used last
+            else:
+                self._evict()
                 # A vault of its own per scope: its index's term statistics are the scope's
                 # alone, so a ranking never depends on which other scopes a process serves
                 # (and one tenant's words never shift another's scores).
@@ -239,6 +265,23 @@ class TeamStore:
                 Vault(root).init()
                 copy = self._copies[scope.key] = _Copy(root)
             return copy
+
+    def _evict(self) -> None:
+        """Keep at most MAX_COPIES scopes' copies: the least recently used one not in use goes
+        (its folder and index; the database holds everything it held)."""
+        for key in list(self._copies):
+            if len(self._copies) < MAX_COPIES:
+                return
+            copy = self._copies[key]
+            if not copy.lock.acquire(blocking=False):
+                continue
+            try:
+                if copy.memory is not None:
+                    copy.memory.close()
+                del self._copies[key]
+                shutil.rmtree(copy.root, ignore_errors=True)
+            finally:
+                copy.lock.release()
 
     def _memory(self, scope: Scope, copy: _Copy) -> "Memory":
         if copy.memory is None:
@@ -257,6 +300,7 @@ class TeamStore:
         """The scope's Memory for one operation, inside its transaction (see the module)."""
         copy = self._copy(scope)
         with copy.lock, self.pool.connection() as conn:
+            tail = b""
             if not write:
                 conn.isolation_level = 3  # REPEATABLE READ: one snapshot for the refresh
             try:
@@ -269,13 +313,13 @@ class TeamStore:
                     yield mem
                     tail = self._write_back(conn, scope, copy, version, write)
                 if tail:
-                    # A read's hit counts, appended after its snapshot ended, at READ COMMITTED:
-                    # in the snapshot, the append would fail whenever another recall of the
-                    # scope appended since the snapshot began (a serialization failure).
+                    # A read's hit counts, appended after its snapshot, at READ COMMITTED: in the
+                    # snapshot, the append would fail whenever another process appended (or wrote)
+                    # since the snapshot began (a serialization failure).
                     conn.isolation_level = None
                     with conn.transaction():
                         conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
-                        self._append_hits(conn, scope, tail)
+                        self._append(conn, scope, state_paths(scope)[0], tail)
             except BaseException:
                 self._forget(scope, copy)  # the local copy may hold what the database does not
                 raise
@@ -332,73 +376,218 @@ class TeamStore:
         os.replace(tmp, path)
         return _sig(path.lstat())
 
-    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> bytes | None:
-        """Store what the operation changed; unlocked (a read): the hits journal's new tail, to
-        be appended by the caller after the read's snapshot."""
+    def _write_back(self, conn: Any, scope: Scope, copy: _Copy, version: int, locked: bool) -> bytes:
+        """Store what the operation changed. Unlocked (a read): nothing is stored here; returns
+        the hits journal's new tail, for the caller to append after the read's snapshot."""
         present = local_files(copy.root, scope)
         changed = [rel for rel, st in present.items() if rel not in copy.files or copy.files[rel][1] != _sig(st)]
         gone = [rel for rel in copy.files if rel not in present]
         if not changed and not gone:
-            return None
+            return b""
         if not locked:
-            return self._append_unlocked(conn, scope, copy, changed, gone)
-        # The scope's version is bumped where it stands, not set to ours + 1: a recall's hit
-        # counts (appended without this lock) may have bumped it since our refresh, and
-        # setting it back to a number another process already holds would leave that
-        # process's copy stale without its knowing (its next write would undo ours).
+            return self._unlocked_tail(scope, copy, changed, gone)
+        # Appends (recall counts) take the scope's second lock, then the scope's row, then the
+        # journal's row; a write takes them in the same order (no deadlock), after its own lock.
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
+        # The version moves on from the database's, not from the refresh's: an append may have
+        # bumped it meanwhile, and two states under one version would let a copy refreshed in
+        # between look current (and its next write drop this one's).
         new_version = conn.execute(
-            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1 RETURNING version",
+            "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) "
+            "ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1 RETURNING version",
             (scope.key,),
         ).fetchone()[0]
+        hits = state_paths(scope)[0]
         for rel in gone:
-            conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
-            conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+            kept = self._with_appended(conn, scope, copy, rel, b"") if rel == hits else b""
+            if kept:  # the journal was folded and removed here, but other recalls appended since
+                self._store_file(conn, scope, rel, kept, new_version)
+            else:
+                self._delete_file(conn, scope, rel)
             copy.files.pop(rel, None)
         for rel in changed:
             data, _ = read_file(copy.root / rel)
+            if rel == hits:
+                data = self._with_appended(conn, scope, copy, rel, data)
             self._store_file(conn, scope, rel, data, new_version)
             copy.files[rel] = (new_version, _sig(present[rel]))
+            if rel == hits:
+                copy.files.pop(rel)  # what was appended meanwhile is fetched next time
         if version == 0:  # a scope's first write: it gets a dream job
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
         # Appended to meanwhile: the next operation looks at each file's version again.
         copy.version = new_version if new_version == version + 1 else -1
-        return None
+        return b""
+
+    def _delete_file(self, conn: Any, scope: Scope, rel: str) -> None:
+        from memdream.team.fulltext import apply_counts, counts, negated
+
+        gone = conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s RETURNING tok", (scope.key, rel)).fetchall()
+        df, n, total = counts(t for (t,) in gone)
+        apply_counts(conn, scope, negated(df), -n, -total)
+        conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+
+    def _with_appended(self, conn: Any, scope: Scope, copy: _Copy, rel: str, data: bytes) -> bytes:
+        """The hits journal as this operation left it, plus what recalls of other processes
+        appended since it was fetched (appends take the scope's second lock, and only an
+        operation holding the first rewrites the journal, so the stored one extends the fetched)."""
+        row = conn.execute("SELECT data FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel)).fetchone()
+        stored = bytes(row[0] or b"") if row else b""
+        seen = copy.files[rel][1][2] if rel in copy.files else 0
+        return data + stored[seen:] if len(stored) > seen else data
 
     def _store_file(self, conn: Any, scope: Scope, rel: str, data: bytes, version: int) -> None:
-        kind, final_newline, blob, rows = encode_rows(rel, data)
+        """Store one file: its head row, and for a memory file the lines that differ from the
+        stored ones, position by position (an append or a changed line touches one row), with
+        the full-text columns and the scope's term statistics kept in step."""
+        from memdream.team.fulltext import apply_counts, counts, line_columns, negated, tsv_literal
+
+        kind, final_newline, blob = encode_file(rel, data)
         conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, final_newline, data) VALUES (%s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (scope, path) DO UPDATE SET version = EXCLUDED.version, kind = EXCLUDED.kind, final_newline = EXCLUDED.final_newline, data = EXCLUDED.data",
             (scope.key, rel, version, kind, final_newline, blob),
         )
-        conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
-        if rows:  # one statement over arrays (COPY is not allowed under row-level security)
+        old = dict(conn.execute("SELECT pos, line FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel)).fetchall())
+        new = file_lines(data) if kind == "m" else []
+        stale = [pos for pos, line in old.items() if pos >= len(new) or new[pos] != line]
+        fresh = [pos for pos, line in enumerate(new) if old.get(pos) != line]
+        if stale:
+            gone = conn.execute(
+                "DELETE FROM memdream_lines WHERE scope = %s AND path = %s AND pos = ANY(%s) RETURNING tok", (scope.key, rel, stale)
+            ).fetchall()
+            df, n, total = counts(t for (t,) in gone)
+            apply_counts(conn, scope, negated(df), -n, -total)
+        if fresh:
+            rows = [(pos, new[pos], *line_columns(rel, new[pos])) for pos in fresh]
             cols = list(zip(*rows))
             conn.execute(
-                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to) "
-                "SELECT %s, %s, * FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])",
-                (scope.key, rel, *[list(c) for c in cols]),
+                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, thash, ntok, tsv) "
+                "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, "
+                "ntok, lex::tsvector "
+                "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::text[], %s::integer[], %s::text[]) "
+                "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, ntok, lex)",
+                (scope.key, rel, *[list(c) for c in cols], [len(t.split()) if t is not None else None for t in cols[14]], [tsv_literal(t) for t in cols[14]]),
             )
+            df, n, total = counts(cols[14])
+            apply_counts(conn, scope, df, n, total)
 
-    def _append_unlocked(self, conn: Any, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
+    def _unlocked_tail(self, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
         """A read-only operation changed files: only appending to its hits journal is allowed
-        without the lock (many recalls at once); returns the tail to append in the database
-        (`_append_hits`); the local copy of that file is refreshed at the next operation."""
+        without the lock (many recalls at once); returns the tail to append. The local copy of
+        the journal is fetched again at the next operation (others may append too)."""
         hits, _ = state_paths(scope)
         old = copy.files.get(hits)
         data, _ = read_file(copy.root / hits) if hits in changed else (b"", None)
         known = old[1][2] if old is not None else 0  # the size it had when materialized
         if gone or any(rel != hits for rel in changed) or len(data) < known:
             raise NeedsLock(f"{', '.join(sorted(set(changed) | set(gone)))} of scope {scope.key} changed")
-        copy.files.pop(hits, None)  # refetched next time: other processes may have appended too
+        copy.files.pop(hits, None)
         copy.version = -1
         return data[known:]
 
-    def _append_hits(self, conn: Any, scope: Scope, tail: bytes) -> None:
-        hits, _ = state_paths(scope)
+    # -- recall on the database's own index (keyword; no local copy needed)
+    def recall(self, scope: Scope, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:
+        """The scope's `k` best memories for `query`, scored by the same code as on a folder
+        vault (recall/search.py) over the database's full-text index (team/fulltext.py): any
+        process answers at once, whatever scopes it has a copy of. The hits are counted in
+        the scope's hits journal, as a folder vault's recall counts them."""
+        import json
+
+        from memdream.engine.recall import parse_as_of
+        from memdream.errors import RefusedInput
+        from memdream.recall.search import recall as recall_hits
+        from memdream.recall.slots import collapse as collapse_slots
+        from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
+        from memdream.model.scoring import DEFAULT_COSINE_WEIGHT
+        from memdream.team.fulltext import PgIndex
+        from memdream.team.vectors import cosine_weight
+
+        if not isinstance(query, str):
+            raise RefusedInput("the query must be a string", "pass the question as plain text")
+        if rank_by not in ("score", "relevance"):
+            raise RefusedInput(f"unknown ranking {rank_by!r}", "use 'score' (relevance lifted by recency and importance) or 'relevance'")
+        mem = self.memory_of(scope)
+        when = parse_as_of(mem.core, as_of)
+        now = mem.clock.now()
+        vectors = self._vectors(mem)
+        with self.pool.connection() as conn:
+            mem.core.last_warning = ""
+            if vectors is not None and query.strip():
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                        vectors.embed_pending(conn, scope)
+                except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to keyword recall
+                    mem.core.last_warning = f"embedder unavailable, keyword relevance only: {exc}"
+                    vectors = None
+            conn.isolation_level = 3  # REPEATABLE READ: statistics and rows from one snapshot
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                    index = PgIndex(conn, scope)
+                    layers = (RESIDENT, RECALL) if when is None else (RESIDENT, RECALL, ARCHIVE)
+                    dense = None
+                    if vectors is not None and query.strip():
+                        try:
+                            dense = vectors.dense(conn, index, scope, query, layers)
+                        except Exception as exc:  # noqa: BLE001 - as above
+                            mem.core.last_warning = f"embedder unavailable, keyword relevance only: {exc}"
+                    hits = recall_hits(
+                        index, scope, query, max(0, int(k)), now, as_of=when, rank_by=rank_by, dense=dense, fusion=self.config.fusion,
+                        cosine_weight=cosine_weight(vectors.embedder, query) if dense is not None and vectors is not None else DEFAULT_COSINE_WEIGHT,
+                    )  # fmt: skip
+                    hits = [h for h in hits if not h.entry.pending]
+                    if when is None:
+                        hits = collapse_slots(hits)
+            finally:
+                conn.isolation_level = None
+            if hits and when is None:  # the counts, after the snapshot (see session)
+                lines = "".join(json.dumps({"id": h.entry.id, "at": now.isoformat()}) + "\n" for h in hits if h.entry.id)
+                with conn.transaction():
+                    conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                    self._append(conn, scope, state_paths(scope)[0], lines.encode("utf-8"))
+        return hits
+
+    def embed_pending(self, scope: Scope, limit: int | None = None, progress: Any = None) -> int:
+        """Embed the scope's current texts that have no vector in the database for the
+        configured embedder (0 without one); returns how many were embedded."""
+        vectors = self._vectors(self.memory_of(scope))
+        if vectors is None:
+            return 0
+        done = 0
+        while limit is None or done < limit:
+            step = 1024 if limit is None else min(1024, limit - done)
+            with self.pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                n = vectors.embed_pending(conn, scope, step)
+            done += n
+            if progress is not None and n:
+                progress(done, done)
+            if n < step:
+                break
+        return done
+
+    def _vectors(self, mem: "Memory") -> Any:
+        """The database's embeddings for the configured embedder (None: keyword only)."""
+        if not mem.core.embedder_configured:
+            return None
+        from memdream.team.vectors import PgVectors
+
+        model = mem.core.embedder.model_id
+        found = self._vector_stores.get(model)
+        if found is None:
+            found = self._vector_stores[model] = PgVectors(mem.core.embedder)
+        return found
+
+    def _append(self, conn: Any, scope: Scope, rel: str, tail: bytes) -> None:
+        """Append to a scope's state file (its hits journal) without the scope's lock, at READ
+        COMMITTED: appends from many processes are serialized by the scope's second lock, and
+        take the scope's row before the file's, as a write does."""
+        if not tail:
+            return
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (scope_lock_key(scope),))
-        # The scope's row first, then the file's, in the order a write takes them (_write_back):
-        # the other order deadlocks against a write that rewrites the journal (a dream folding it).
         conn.execute(
             "INSERT INTO memdream_scopes (scope, version) VALUES (%s, 1) ON CONFLICT (scope) DO UPDATE SET version = memdream_scopes.version + 1",
             (scope.key,),
@@ -406,7 +595,7 @@ class TeamStore:
         conn.execute(
             "INSERT INTO memdream_files (scope, path, version, kind, data) VALUES (%s, %s, 0, 'b', %s) "
             "ON CONFLICT (scope, path) DO UPDATE SET data = memdream_files.data || EXCLUDED.data, version = memdream_files.version + 1",
-            (scope.key, hits, tail),
+            (scope.key, rel, tail),
         )
 
     def health(self) -> tuple[bool, str]:
@@ -418,6 +607,43 @@ class TeamStore:
             return True, f"schema {version}"
         except Exception as exc:  # any failure to reach the database is 'unhealthy'
             return False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+    def check_scope(self, scope: Scope, fix: bool = False) -> list[str]:
+        """What the database holds for the scope that its lines do not bear out: term
+        statistics that differ from a count over the stored tokens, lines whose parsed
+        columns differ from the line. With `fix`, the statistics are recounted (they are
+        derived from the lines). Returns one message per problem found."""
+        from memdream.team.fulltext import apply_counts, counts, line_columns
+
+        problems: list[str] = []
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+            if fix:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_lock_key(scope),))
+            rows = conn.execute("SELECT path, pos, line, tok FROM memdream_lines WHERE scope = %s", (scope.key,)).fetchall()
+            for path, pos, line, tok in rows:
+                if line_columns(path, line)[12] != tok:
+                    problems.append(f"{path}:{pos + 1}: the stored columns do not match the line (run 'memdream push' of an export to rewrite it)")
+            want, n, total = counts(t for *_, t in rows)
+            have = dict(conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s", (scope.key,)).fetchall())
+            stats = conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (scope.key,)).fetchone() or (0, 0)
+            off = sorted(t for t in set(want) | set(have) if want.get(t, 0) != have.get(t, 0))
+            if off or tuple(stats) != (n, total):
+                problems.append(
+                    f"{scope.key}: the full-text statistics disagree with the stored lines ({len(off)} term(s), entries {stats[0]} vs {n})"
+                    + ("; recounted" if fix else "; 'memdream doctor --fix --store ...' recounts them")
+                )
+                if fix:
+                    conn.execute("DELETE FROM memdream_terms WHERE scope = %s", (scope.key,))
+                    conn.execute("DELETE FROM memdream_scope_stats WHERE scope = %s", (scope.key,))
+                    apply_counts(conn, scope, want, n, total)
+        return problems
+
+    def schema_version(self) -> int:
+        with self.pool.connection() as conn:
+            version = conn.execute("SELECT max(version) FROM memdream_schema").fetchone()[0]
+            conn.rollback()
+        return int(version or 0)
 
     # -- scopes and whole files, for push / export / doctor
     def scopes(self) -> list[Scope]:
@@ -445,8 +671,7 @@ class TeamStore:
             written = deleted = 0
             for rel in sorted(have):
                 if rel not in files:
-                    conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel))
-                    conn.execute("DELETE FROM memdream_files WHERE scope = %s AND path = %s", (scope.key, rel))
+                    self._delete_file(conn, scope, rel)
                     deleted += 1
             for rel, data in sorted(files.items()):
                 if have.get(rel) != data:

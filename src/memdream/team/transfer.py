@@ -22,6 +22,7 @@ from memdream.team.store import local_files
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from memdream.store.backup import ExportReport
     from memdream.team.store import TeamStore
 
 

@@ -1,0 +1,206 @@
+"""The database's own full-text index: the same tokens, statistics and BM25 as the SQLite index.
+
+Each entry line of a memory file carries, beside its verbatim text, the columns recall scores
+with, made by the same pure function the SQLite index uses (index/rows.py: memdream's
+Chinese-aware tokens, validity, type, hits, salience), and its tokens as a tsvector of
+literal lexemes (never re-parsed by a text-search configuration) under a GIN index. Each
+scope keeps its document frequencies and totals, updated in the write's transaction.
+
+`PgIndex` answers the three questions `recall.search.recall` asks of an index (candidates
+with BM25, document frequencies, corpus statistics) from these rows, so recall on the
+database runs the same scoring code as on a folder vault, and the same vault gives the same
+ranking on both (tests/test_team.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from memdream.index.db import Row
+from memdream.index.rows import entry_tokens, item, prepared_row
+from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
+from memdream.model.scoring import BM25_B, BM25_K1, bm25, idf, query_weights
+from memdream.model.tokens import query_tokens
+from memdream.store.format import Line
+from memdream.store.vault import Scope
+
+LEXEME_MAX = 2000  # bytes; PostgreSQL refuses a lexeme over 2047 (such a token is left out of the tsvector only)
+POSITION_MAX = 16383  # PostgreSQL's largest position in a tsvector
+POSITIONS_MAX = 256  # and the most positions it keeps per lexeme: BM25 sees tf <= 256
+
+
+def row_id(path: str, pos: int) -> int:
+    """A stable id for a stored line (recall keys candidates by rowid: the keyword and the dense
+    side must give one line the same id)."""
+    import hashlib
+
+    return (int.from_bytes(hashlib.blake2b(path.encode("utf-8"), digest_size=5).digest(), "big") << 22) | (pos & 0x3FFFFF)
+
+
+def layer_of(rel: str) -> str:
+    if rel.endswith("/MEMORY.md"):
+        return RESIDENT
+    return ARCHIVE if "/memory/.archive/entries/" in rel else RECALL
+
+
+def line_columns(rel: str, raw: str) -> tuple[Any, ...]:
+    """(entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok,
+    thash) for one line of a memory file; all None for a line that is not an entry."""
+    ln = Line(raw)
+    if not ln.is_entry or ln.entry is None:
+        return (None,) * 14
+    layer = layer_of(rel)
+    lh, line, e = item(raw, ln.entry, layer)
+    p = prepared_row(lh, line, e, entry_tokens(e))
+    # p: lh, raw, id, type, subject, sup, text, vf, vt, ca, la, hits, pinned, salience, ntok, thash, tok
+    return (
+        e.id or None, e.subject or None, e.type or None, e.valid_to.isoformat() if e.valid_to else None,
+        layer, p[3], p[7], p[8], p[9], p[10], p[11], p[13], p[16], p[15],
+    )  # fmt: skip
+
+
+def tsv_literal(tok: str | None) -> str | None:
+    """A tsvector in its literal form: each token quoted (never re-parsed by a text-search
+    configuration) with its positions, so a term's frequency in the line is known to SQL."""
+    if tok is None:
+        return None
+    where: dict[str, list[str]] = {}
+    for n, t in enumerate(tok.split(), 1):
+        if len(t) > LEXEME_MAX // 4 and len(t.encode("utf-8")) > LEXEME_MAX:
+            continue
+        ps = where.get(t)
+        if ps is None:
+            where[t] = [str(min(n, POSITION_MAX))]
+        elif len(ps) < POSITIONS_MAX:
+            ps.append(str(min(n, POSITION_MAX)))
+    return " ".join(f"{quote(t)}:{','.join(ps)}" for t, ps in where.items())
+
+
+def quote(t: str) -> str:
+    if "'" in t or "\\" in t:
+        t = t.replace("\\", "\\\\").replace("'", "''")
+    return f"'{t}'"
+
+
+def counts(toks: Iterable[str | None]) -> tuple[Counter[str], int, int]:
+    """(term -> entries holding it, entries, tokens) of some entry rows' tokens."""
+    df: Counter[str] = Counter()
+    n = total = 0
+    for tok in toks:
+        if tok is None:
+            continue
+        words = tok.split()
+        df.update(set(words))
+        n += 1
+        total += len(words)
+    return df, n, total
+
+
+def negated(df: Counter[str]) -> Counter[str]:
+    return Counter({t: -n for t, n in df.items()})
+
+
+def apply_counts(conn: Any, scope: Scope, df: Counter[str], entries: int, tokens: int) -> None:
+    """Add (or, with negative numbers, take away) entry rows to the scope's statistics."""
+    df = Counter({t: n for t, n in df.items() if n})
+    if df:
+        terms, ns = zip(*sorted(df.items()))
+        conn.execute(
+            "INSERT INTO memdream_terms (scope, term, df) SELECT %s, t, n FROM unnest(%s::text[], %s::integer[]) AS x(t, n) "
+            "ON CONFLICT (scope, term) DO UPDATE SET df = memdream_terms.df + EXCLUDED.df",
+            (scope.key, list(terms), list(ns)),
+        )
+        if any(n < 0 for n in ns):
+            conn.execute("DELETE FROM memdream_terms WHERE scope = %s AND term = ANY(%s) AND df <= 0", (scope.key, [t for t, n in df.items() if n < 0]))
+    if entries or tokens:
+        conn.execute(
+            "INSERT INTO memdream_scope_stats (scope, entries, tokens) VALUES (%s, %s, %s) "
+            "ON CONFLICT (scope) DO UPDATE SET entries = memdream_scope_stats.entries + EXCLUDED.entries, tokens = memdream_scope_stats.tokens + EXCLUDED.tokens",
+            (scope.key, entries, tokens),
+        )
+
+
+def tsquery(terms: list[str]) -> str:
+    """An OR of literal lexemes (quoted: no text-search parsing of memdream's tokens)."""
+    return " | ".join(quote(t) for t in terms)
+
+
+class PgIndex:
+    """The index questions recall asks, answered from one scope's rows in the database."""
+
+    def __init__(self, conn: Any, scope: Scope) -> None:
+        self.conn = conn
+        self.scope = scope
+        self.thash: dict[int, str] = {}  # row id -> text hash, of the rows handed out (for the dense side)
+
+    def document_frequency(self, terms: list[str]) -> dict[str, int]:
+        if not terms:
+            return {}
+        rows = self.conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s AND term = ANY(%s)", (self.scope.key, terms)).fetchall()
+        return {t: n for t, n in rows if n > 0}
+
+    def corpus_stats(self) -> tuple[int, float]:
+        row = self.conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (self.scope.key,)).fetchone()
+        n, tokens = row if row else (0, 0)
+        return n, (tokens / n if n else 0.0)
+
+    def keyword_candidates(
+        self,
+        scope: Scope,
+        query: str,
+        limit: int,
+        layers: tuple[str, ...] = (RESIDENT, RECALL),
+        current_only: bool = True,
+        postings: bool = True,
+    ) -> list[tuple[Row, float]]:
+        """The best `limit` entry lines holding any of the query's terms, with memdream's BM25
+        over all of them (exactly, like the SQLite index's postings)."""
+        if scope != self.scope:
+            raise ValueError("a PgIndex answers for its own scope only")
+        terms = query_tokens(query)
+        df = self.document_frequency(terms)
+        present = [t for t in terms if df.get(t)]
+        if not present or limit <= 0:
+            return []
+        n_docs, avgdl = self.corpus_stats()
+        weights = query_weights(terms)
+        # Every entry holding any present term, scored in SQL with BM25 from the stored term
+        # frequencies (the positions in the tsvector) and lengths, the best `limit` kept; then
+        # scored again here with the formula itself (the same float64 arithmetic as recall's).
+        w = [weights.get(t, 1.0) * idf(df[t], n_docs) for t in present]
+        sql = (
+            "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])) "
+            "SELECT l.pos, l.path, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash, "
+            "sum(q.w * cardinality(u.positions) * %s / (cardinality(u.positions) + %s * (1 - %s + %s * l.ntok / %s))) AS s "
+            "FROM memdream_lines l CROSS JOIN LATERAL unnest(l.tsv) AS u JOIN q ON q.term = u.lexeme "
+            "WHERE l.scope = %s AND l.tsv @@ %s::tsquery AND l.layer = ANY(%s)" + (" AND l.vt IS NULL" if current_only else "") + " "
+            "GROUP BY l.scope, l.path, l.pos ORDER BY s DESC, l.path, l.pos LIMIT %s"
+        )
+        args = (present, w, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, avgdl or 1.0, scope.key, tsquery(present), list(layers), limit)
+        scored: list[tuple[float, Row]] = []
+        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th, _ in self.conn.execute(sql, args):
+            row = Row(row_id(path, pos), path, scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
+            self.thash[row.rowid] = th
+            scored.append((bm25(present, tok.split(), df, n_docs, avgdl, weights), row))
+        scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].line))
+        return [(row, s) for s, row in scored]
+
+    def rows_by_hash(self, thashes: list[str], layers: tuple[str, ...]) -> list[tuple[Row, str]]:
+        """The current entry lines holding these texts (the dense side's nearest), with their hash."""
+        if not thashes:
+            return []
+        sql = (
+            "SELECT pos, path, layer, line, etype, vf, vt, ca, la, hits, salience, tok, thash FROM memdream_lines "
+            "WHERE scope = %s AND thash = ANY(%s) AND layer = ANY(%s) AND vt IS NULL"
+        )
+        out = []
+        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(sql, (self.scope.key, thashes, list(layers))):
+            row = Row(row_id(path, pos), path, self.scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
+            self.thash[row.rowid] = th
+            out.append((row, th))
+        return out
+
+    def tokens_of(self, rowids: list[int]) -> dict[int, str]:
+        return {}
