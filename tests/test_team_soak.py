@@ -100,13 +100,13 @@ def soak_server():  # type: ignore[no-untyped-def]
 
 
 def test_the_team_soak_at_suite_size_loses_nothing_and_takes_dead_leases_over(pg_cluster, soak_server, tmp_path) -> None:
-    """2 real `memdream serve --http --store` processes, 4 MCP clients over 2 scopes, 40 mixed
+    """2 real `memdream serve --http --store` processes, 4 MCP clients over 2 scopes, 25 mixed
     operations each; then 3 kill -9 of a server during writes and dream leases. Checked once, at
 the end (bench/soak_server.py checks after each phase)."""
-    res = soak_server.soak(servers=2, clients=4, scopes=2, ops=40, kills=3, lease_s=2.0, work=tmp_path, cluster=pg_cluster, check_between=False)
+    res = soak_server.soak(servers=2, clients=4, scopes=2, ops=25, kills=3, lease_s=2.0, work=tmp_path, cluster=pg_cluster, check_between=False)
     assert soak_server.failures(res) == {}, res
     k = res["crash_check"]  # everything acknowledged in both phases
-    assert k["acked_remembers"] > 60 and k["acked_forgets"] and k["acked_pins"]  # the checks had something to check
+    assert k["acked_remembers"] > 40 and k["acked_forgets"] and k["acked_pins"]  # the checks had something to check
     assert res["crash"]["kills"] == 3 and res["crash"]["held_at_kill"] >= 1  # a lease was held by a killed server ...
     assert res["crash"]["taken_over"] == res["crash"]["held_at_kill"]  # ... and taken over
     assert res["concurrency"]["refused_count"] == 0 and res["crash"]["timeouts"] == 0
