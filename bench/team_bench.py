@@ -338,7 +338,7 @@ def render(res: dict, cmd: str) -> str:
 
     lines = [
         START,
-        "## Team server (bench/team_bench.py)",
+        "## Team server",
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores shared with the clients and PostgreSQL (and with other work: the 'other' column), Python {platform.python_version()}, "
