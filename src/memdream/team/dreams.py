@@ -11,6 +11,7 @@ run was one transaction that never committed.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,26 @@ if TYPE_CHECKING:
 
 LEASE_S = 300.0  # a job not finished within this is taken over (its holder is presumed dead)
 EVERY_S = 60.0  # after a run, a scope's job is due again this much later
+TICK_S = 5.0  # when no job is due, the loop looks again this much later
+# Shorter timings for a soak that kills servers (bench/soak_server.py): the lease, the
+# interval and the tick in seconds, read when a process's scheduler is made.
+ENV_LEASE, ENV_EVERY, ENV_TICK = "MEMDREAM_DREAM_LEASE_S", "MEMDREAM_DREAM_EVERY_S", "MEMDREAM_DREAM_TICK_S"
+
+
+def env_seconds(name: str, default: float) -> float:
+    """A duration in seconds from the environment variable `name` (default when unset)."""
+    from memdream.errors import ConfigError
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.05 <= value <= 86400:
+        raise ConfigError(f"{name} must be a number of seconds between 0.05 and 86400, not {raw!r}", f"unset {name} to use the default ({default:g} s)")
+    return value
 
 
 @dataclass(frozen=True)
@@ -80,9 +101,11 @@ def run_one(store: "TeamStore", say: Callable[[str], None] = lambda s: None, lea
 class StoreScheduler:
     """The loop of a team server process: run due jobs until none is due, then wait `tick`."""
 
-    def __init__(self, store: "TeamStore", tick: float = 5.0, say: Callable[[str], None] = lambda s: None) -> None:
+    def __init__(self, store: "TeamStore", tick: float | None = None, say: Callable[[str], None] = lambda s: None) -> None:
         self.store = store
-        self.tick = tick
+        self.tick = env_seconds(ENV_TICK, TICK_S) if tick is None else tick
+        self.lease_s = env_seconds(ENV_LEASE, LEASE_S)
+        self.every_s = env_seconds(ENV_EVERY, EVERY_S)
         self.say = say
         self.stop_event = threading.Event()
         self.thread: threading.Thread | None = None
@@ -90,7 +113,7 @@ class StoreScheduler:
     def run(self) -> None:
         while not self.stop_event.is_set():
             try:
-                while not self.stop_event.is_set() and run_one(self.store, self.say) is not None:
+                while not self.stop_event.is_set() and run_one(self.store, self.say, self.lease_s, self.every_s) is not None:
                     pass
             except Exception as exc:  # the database went away: try again next tick
                 self.say(f"dream scheduler: {exc}")
