@@ -298,7 +298,7 @@ def scale(root: Path, size: int, nq: int) -> dict:
         if got.returncode != 0:
             raise RuntimeError(f"push failed: {got.stderr[-800:]}")
         with team.open_store().pool.connection() as conn:
-            conn.execute("SELECT set_config('memdream.scope', '*', true)")
+            conn.execute("SELECT set_config('memdream.scope', 'main/big', true)")
             rows = conn.execute("SELECT count(*) FROM memdream_lines WHERE entry_id IS NOT NULL").fetchone()[0]
             conn.rollback()
         token = team.token("big")

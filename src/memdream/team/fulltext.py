@@ -14,20 +14,22 @@ ranking on both (tests/test_team.py).
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from memdream.index.db import Row
+from memdream.index.db import MAX_QUERY_TERMS, Row
 from memdream.index.rows import entry_tokens, item, prepared_row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
-from memdream.model.scoring import BM25_B, BM25_K1, bm25, idf, query_weights
+from memdream.model.scoring import bm25, query_weights
 from memdream.model.tokens import query_tokens
 from memdream.store.format import Line
 from memdream.store.vault import Scope
 
 LEXEME_MAX = 2000  # bytes; PostgreSQL refuses a lexeme over 2047 (such a token is left out of the tsvector only)
 POSITION_MAX = 16383  # PostgreSQL's largest position in a tsvector
+MATCH_CAP = 2000  # entries a query's matching terms may hold before its commoner terms only score, not match
 POSITIONS_MAX = 256  # and the most positions it keeps per lexeme: BM25 sees tf <= 256
 
 
@@ -166,26 +168,48 @@ class PgIndex:
             return []
         n_docs, avgdl = self.corpus_stats()
         weights = query_weights(terms)
-        # Every entry holding any present term, scored in SQL with BM25 from the stored term
-        # frequencies (the positions in the tsvector) and lengths, the best `limit` kept; then
-        # scored again here with the formula itself (the same float64 arithmetic as recall's).
-        w = [weights.get(t, 1.0) * idf(df[t], n_docs) for t in present]
+        # The candidates: the entries holding the query's rarest terms, as many of them as keep
+        # the matches under MATCH_CAP (the rarest one always): like the SQLite index's one-shot
+        # path, the cost of a query is bounded by short posting lists whatever the scope's size,
+        # and BM25 is dominated by rare terms anyway. Below the cap (every query of a small
+        # scope) that is every entry holding any term, as the SQLite postings score. Each is
+        # scored here with memdream's BM25 over all the query's terms; the best `limit` are read.
+        # (Matched through the postings' btree: under row-level security only leakproof
+        # operators may use an index, and text equality is one, the tsvector match is not.)
+        use: list[str] = []
+        total = 0
+        for t in sorted(present, key=lambda t: df[t]):
+            if use and (total + df[t] > MATCH_CAP or len(use) >= MAX_QUERY_TERMS):
+                break
+            use.append(t)
+            total += df[t]
         sql = (
-            "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])) "
-            "SELECT l.pos, l.path, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash, "
-            "sum(q.w * cardinality(u.positions) * %s / (cardinality(u.positions) + %s * (1 - %s + %s * l.ntok / %s))) AS s "
-            "FROM memdream_lines l CROSS JOIN LATERAL unnest(l.tsv) AS u JOIN q ON q.term = u.lexeme "
-            "WHERE l.scope = %s AND l.tsv @@ %s::tsquery AND l.layer = ANY(%s)" + (" AND l.vt IS NULL" if current_only else "") + " "
-            "GROUP BY l.scope, l.path, l.pos ORDER BY s DESC, l.path, l.pos LIMIT %s"
+            "SELECT l.path, l.pos, l.tok FROM (SELECT DISTINCT path, pos FROM memdream_postings WHERE scope = %s AND term = ANY(%s)) AS m "
+            "JOIN memdream_lines l ON l.scope = %s AND l.path = m.path AND l.pos = m.pos WHERE l.layer = ANY(%s)"
+            + (" AND l.vt IS NULL" if current_only else "")
         )
-        args = (present, w, BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, avgdl or 1.0, scope.key, tsquery(present), list(layers), limit)
-        scored: list[tuple[float, Row]] = []
-        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th, _ in self.conn.execute(sql, args):
+        scored = [
+            (bm25(present, tok.split(), df, n_docs, avgdl, weights), path, pos)
+            for path, pos, tok in self.conn.execute(sql, (scope.key, use, scope.key, list(layers)))
+        ]
+        best = heapq.nsmallest(limit, scored, key=lambda x: (-x[0], x[1], x[2]))
+        if not best:
+            return []
+        rows = {
+            (path, pos): (layer, line, etype, vf, vt, ca, la, hits, sal, tok, th)
+            for path, pos, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(
+                "SELECT l.path, l.pos, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash "
+                "FROM memdream_lines l JOIN unnest(%s::text[], %s::integer[]) AS k(path, pos) ON l.path = k.path AND l.pos = k.pos WHERE l.scope = %s",
+                ([p for _, p, _ in best], [n for _, _, n in best], scope.key),
+            )
+        }
+        out: list[tuple[Row, float]] = []
+        for score, path, pos in best:
+            layer, line, etype, vf, vt, ca, la, hits, sal, tok, th = rows[(path, pos)]
             row = Row(row_id(path, pos), path, scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
             self.thash[row.rowid] = th
-            scored.append((bm25(present, tok.split(), df, n_docs, avgdl, weights), row))
-        scored.sort(key=lambda sr: (-sr[0], sr[1].path, sr[1].line))
-        return [(row, s) for s, row in scored]
+            out.append((row, score))
+        return out
 
     def rows_by_hash(self, thashes: list[str], layers: tuple[str, ...]) -> list[tuple[Row, str]]:
         """The current entry lines holding these texts (the dense side's nearest), with their hash."""

@@ -95,6 +95,20 @@ MIGRATIONS.append(
             df integer NOT NULL,
             PRIMARY KEY (scope, term)
         );
+        -- The same tokens as postings, one row per (term, entry line), under a btree: what recall
+        -- matches with. Row-level security lets a query use an index only through leakproof
+        -- operators, and text equality is one while the tsvector match (@@) is not: under the
+        -- policies below, a GIN search of the tsvector is a scan of every line of every scope.
+        CREATE TABLE memdream_postings (
+            scope text NOT NULL,
+            term text NOT NULL,
+            path text NOT NULL,
+            pos integer NOT NULL,
+            PRIMARY KEY (scope, term, path, pos)
+        );
+        ALTER TABLE memdream_postings ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_postings FORCE ROW LEVEL SECURITY;
+        CREATE POLICY memdream_scope_wall ON memdream_postings USING (scope = current_setting('memdream.scope', true));
         CREATE TABLE memdream_scope_stats (
             scope text PRIMARY KEY,
             entries bigint NOT NULL DEFAULT 0,

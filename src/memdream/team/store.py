@@ -422,6 +422,7 @@ class TeamStore:
     def _delete_file(self, conn: Any, scope: Scope, rel: str) -> None:
         from memdream.team.fulltext import apply_counts, counts, negated
 
+        conn.execute("DELETE FROM memdream_postings WHERE scope = %s AND path = %s", (scope.key, rel))
         gone = conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s RETURNING tok", (scope.key, rel)).fetchall()
         df, n, total = counts(t for (t,) in gone)
         apply_counts(conn, scope, negated(df), -n, -total)
@@ -453,6 +454,7 @@ class TeamStore:
         stale = [pos for pos, line in old.items() if pos >= len(new) or new[pos] != line]
         fresh = [pos for pos, line in enumerate(new) if old.get(pos) != line]
         if stale:
+            conn.execute("DELETE FROM memdream_postings WHERE scope = %s AND path = %s AND pos = ANY(%s)", (scope.key, rel, stale))
             gone = conn.execute(
                 "DELETE FROM memdream_lines WHERE scope = %s AND path = %s AND pos = ANY(%s) RETURNING tok", (scope.key, rel, stale)
             ).fetchall()
@@ -472,6 +474,12 @@ class TeamStore:
             )
             df, n, total = counts(cols[14])
             apply_counts(conn, scope, df, n, total)
+            post = [(t, pos) for pos, tok in zip(cols[0], cols[14]) if tok is not None for t in set(tok.split())]
+            if post:
+                conn.execute(
+                    "INSERT INTO memdream_postings (scope, term, path, pos) SELECT %s, t, %s, p FROM unnest(%s::text[], %s::integer[]) AS x(t, p)",
+                    (scope.key, rel, [t for t, _ in post], [p for _, p in post]),
+                )
 
     def _unlocked_tail(self, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
         """A read-only operation changed files: only appending to its hits journal is allowed
