@@ -1,0 +1,67 @@
+"""Keyword recall on the team server's database index at size, in process (no MCP, no HTTP):
+a folder vault of N entries (bench/corpus.py's facts, as bench/team_bench.py builds it) is
+pushed into a throwaway PostgreSQL, then each query runs `StoreMemory.recall` (the database's
+postings and statistics, recall/search.py's scoring, the hit counts appended), p50/p95.
+
+    python bench/team_recall.py [--entries 100000] [--queries 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--entries", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=100)
+    args = ap.parse_args()
+    from corpus import facts
+    from recall_latency import make_queries
+    from remember_latency import pct, populate
+
+    from memdream.config import load_config
+    from memdream.memory import Memory
+    from memdream.team import open_store, push_vault, scope_handle, throwaway_cluster
+
+    pg, why = throwaway_cluster()
+    if pg is None:
+        sys.exit(f"needs PostgreSQL: {why}")
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix="memdream-bench-recall-"))
+        texts = facts(args.entries, seed=11)
+        queries = make_queries(texts, args.queries)
+        m = Memory(load_config(tmp / "vault", "big", "main", env={}))
+        m.vault.init()
+        populate(m, texts)
+        m.close()
+        store = open_store(pg.new_database("bench_recall"), load_config(tmp / "settings", env={}), cache_dir=tmp)
+        t = time.perf_counter()
+        push_vault(store, tmp / "vault")
+        push_s = time.perf_counter() - t
+        with store.pool.connection() as conn:  # what autovacuum does in a while: the planner's statistics
+            conn.autocommit = True
+            conn.execute("VACUUM ANALYZE")
+            conn.autocommit = False
+        mem = scope_handle(store, "big", "main")
+        ms, found = [], 0
+        for q in queries:
+            t = time.perf_counter()
+            hits = mem.recall(q, k=10)
+            ms.append((time.perf_counter() - t) * 1000)
+            found += bool(hits)
+        print(f"entries {args.entries:,}: push {push_s:.1f} s; recall p50 {pct(ms, 50):.1f} ms, p95 {pct(ms, 95):.1f} ms over {len(ms)} queries ({found} with hits)")
+        store.close()
+    finally:
+        pg.stop()
+
+
+if __name__ == "__main__":
+    main()
