@@ -42,9 +42,9 @@ def test_kill_9_during_remember_pin_log_and_forget_loses_no_acknowledged_write(s
 
 
 def test_kill_9_during_gc_leaves_every_file_whole_and_the_next_gc_finishes(soak) -> None:
-    r = soak.crashes(10, seed=5, kinds=("gc",))["gc"]
-    assert r["trials"] == 10 and r["bad"] == [], r["bad"]  # each log in its old place or the archive, whole; then archived once
-    assert r["interrupted"] >= 5  # most kills landed mid-gc
+    r = soak.crashes(6, seed=5, kinds=("gc",))["gc"]  # 6 trials of 800 files each (bench/soak.py runs 250)
+    assert r["trials"] == 6 and r["bad"] == [], r["bad"]  # each log in its old place or the archive, whole; then archived once
+    assert r["interrupted"] >= 3  # most kills landed mid-gc
 
 
 def test_symlinks_pointing_outside_are_refused(tmp_path: Path, clock) -> None:
@@ -144,7 +144,7 @@ def test_read_only_vault_gives_a_clear_error(tmp_path: Path, clock) -> None:
 
 
 def test_kill_9_during_a_dream_loses_nothing_and_the_next_dream_heals(soak) -> None:
-    r = soak.crashes(20, seed=99, kinds=("dream",))["dream"]
-    assert r["trials"] == 20 and r["bad"] == [], r["bad"]  # every id kept, in one place; the next dream applies; doctor clean
-    assert r["interrupted"] >= 10  # most kills landed mid-dream
+    r = soak.crashes(12, seed=99, kinds=("dream",))["dream"]  # bench/soak.py runs 250
+    assert r["trials"] == 12 and r["bad"] == [], r["bad"]  # every id kept, in one place; the next dream applies; doctor clean
+    assert r["interrupted"] >= 6  # most kills landed mid-dream
 
