@@ -64,24 +64,18 @@ def soak():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="session")
 def pg_cluster():  # type: ignore[no-untyped-def]
-    """A real PostgreSQL 15 started for this test session (tests/pgcluster.py), stopped after.
+    """A real PostgreSQL 15 started for this test session (src/memdream/team/cluster.py), stopped after.
     Skipped where PostgreSQL or psycopg is missing, unless MEMDREAM_PG_TESTS=required (.ci/run
     installs both and sets it: in CI these tests run, never skip)."""
     import os
 
-    import pgcluster  # type: ignore[import-not-found]
+    from memdream.team import throwaway_cluster
 
-    why = pgcluster.available()
-    try:
-        import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError:
-        why = why or "psycopg 3 is not installed (pip install -e '.[postgres]')"
-    if why:
+    cluster, why = throwaway_cluster()
+    if cluster is None:
         if os.environ.get("MEMDREAM_PG_TESTS") == "required":
             pytest.fail(f"MEMDREAM_PG_TESTS=required but {why}")
         pytest.skip(why)
-    cluster = pgcluster.Cluster().start()
     yield cluster
     cluster.stop()
 

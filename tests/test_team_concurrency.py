@@ -5,23 +5,16 @@ look current when it is not, and never make an acknowledged write disappear."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 
-from memdream.config import load_config
 from memdream.store.vault import Scope
 
 pytest.importorskip("psycopg")
 
+from test_team import second_store  # another process's handle on the same database
+
 ALICE = Scope("alice", "main")
-
-
-def second_store(pg_url: str, tmp_path: Path, clock):  # type: ignore[no-untyped-def]
-    """Another process's handle on the same database (its own pool and local copy)."""
-    from memdream.team import open_store
-
-    return open_store(pg_url, load_config(tmp_path / "cfg2", env={}), clock=clock, cache_dir=tmp_path)
 
 
 def test_a_recall_during_another_process_write_loses_no_acknowledged_write(team_store, pg_url, tmp_path, clock) -> None:

@@ -124,11 +124,6 @@ def apply_counts(conn: Any, scope: Scope, df: Counter[str], entries: int, tokens
         )
 
 
-def tsquery(terms: list[str]) -> str:
-    """An OR of literal lexemes (quoted: no text-search parsing of memdream's tokens)."""
-    return " | ".join(quote(t) for t in terms)
-
-
 class PgIndex:
     """The index questions recall asks, answered from one scope's rows in the database."""
 
@@ -136,6 +131,7 @@ class PgIndex:
         self.conn = conn
         self.scope = scope
         self.thash: dict[int, str] = {}  # row id -> text hash, of the rows handed out (for the dense side)
+        self.tok: dict[int, str] = {}  # row id -> indexed tokens, of the rows handed out
 
     def document_frequency(self, terms: list[str]) -> dict[str, int]:
         if not terms:
@@ -208,6 +204,7 @@ class PgIndex:
             layer, line, etype, vf, vt, ca, la, hits, sal, tok, th = rows[(path, pos)]
             row = Row(row_id(path, pos), path, scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
             self.thash[row.rowid] = th
+            self.tok[row.rowid] = tok
             out.append((row, score))
         return out
 
@@ -223,8 +220,10 @@ class PgIndex:
         for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(sql, (self.scope.key, thashes, list(layers))):
             row = Row(row_id(path, pos), path, self.scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
             self.thash[row.rowid] = th
+            self.tok[row.rowid] = tok
             out.append((row, th))
         return out
 
     def tokens_of(self, rowids: list[int]) -> dict[int, str]:
-        return {}
+        """The indexed tokens of rows handed out (recall scores the dense side's nearest with them)."""
+        return {r: self.tok[r] for r in rowids if r in self.tok}
