@@ -144,6 +144,41 @@ def test_relevance_gates_importance_and_recency(any_mem, clock) -> None:
     assert mem.recall("when does Alice land in Lisbon?", k=1)[0].text.startswith("Alice lands")
 
 
+def test_the_turn_said_next_after_a_match_is_lent_half_its_relevance(any_mem, clock) -> None:
+    """A reply leans on the turn it answers: the memory created next after a matching one (within
+    30 minutes) is relevant at least half as much, if it matches the query at all; never the
+    memory said before, a reply 31 minutes later, or one that shares nothing with the query."""
+    mem = any_mem
+    t0 = clock.now()
+
+    def say(text: str, at: datetime):  # type: ignore[no-untyped-def]
+        clock.set(at)
+        return mem.remember(text, type="fact")
+
+    hello = say("Melanie: Hi Caroline, good to see you!", t0 - timedelta(seconds=5))
+    asked = say("Caroline: What did you paint last weekend?", t0)
+    reply = say("Melanie: A sunset over the lake, with purple skies.", t0 + timedelta(seconds=5))
+    say("Caroline: Did you paint anything new this week?", t0 + timedelta(days=1))
+    say("Sure, come over and see.", t0 + timedelta(days=1, seconds=5))
+    say("Caroline: I love to paint too.", t0 + timedelta(days=2))
+    late = say("Melanie: That is lovely to hear.", t0 + timedelta(days=2, minutes=31))
+    newer = say("Melanie: The kids love pottery class.", t0 + timedelta(days=3))
+    clock.set(t0 + timedelta(days=3, hours=1))
+    hits = {h.entry.id: (i, h) for i, h in enumerate(mem.recall("What did Melanie paint last weekend?", k=10))}
+    assert reply.id in hits and asked.id in hits, [h.text for _, h in hits.values()]
+    (ri, r), (ai, a) = hits[reply.id], hits[asked.id]
+    assert r.trace.near == asked.id and r.trace.context == pytest.approx(a.trace.relevance / 2)
+    assert r.trace.relevance == r.trace.context > r.trace.bm25 > 0  # the floor raised what matched a little
+    assert ai < ri < hits[newer.id][0]  # below the turn it answers, above the newer line that only names her
+    for plain in (hello, late):  # said before a match, or after too long a pause: only their own match
+        assert hits[plain.id][1].trace.context is None
+    assert "Sure, come over and see." not in [h.text for _, h in hits.values()]  # shares no word with the query
+    by_relevance = [h.entry.id for h in mem.recall("What did Melanie paint last weekend?", k=10, rank_by="relevance")]
+    assert by_relevance.index(asked.id) < by_relevance.index(reply.id) < by_relevance.index(newer.id)
+    # --explain and --json say where the floor came from.
+    assert r.to_json()["trace"]["near"] == asked.id
+
+
 def test_one_and_two_character_chinese_queries(any_mem) -> None:
     mem = any_mem
     mem.remember("我喜欢喝龙井茶")

@@ -32,8 +32,9 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
         if explain:
             t = h.trace
             cos = f", cosine {t.cosine:.2f} -> dense {t.dense or 0.0:.2f}" if t.cosine is not None else ""
+            near = f"; said next to {t.near}, which matched: at least {t.context:.2f}" if t.context is not None else ""
             click.echo(
-                f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos})"
+                f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos}{near})"
                 f" x lift {t.lift:.2f} (from recency {t.recency:.2f}, age {t.age_days:.1f} d, half-life 30 d;"
                 f" importance {t.importance:.2f} = prior {t.prior:.2f} + salience {t.salience:.2f} + recalls {t.hit_bonus:.2f})"
             )

@@ -139,8 +139,13 @@ def m006_cjk_unigrams(db: sqlite3.Connection) -> None:
     )
 
 
+def m007_said_around(db: sqlite3.Connection) -> None:
+    """Entries by creation time within a scope: recall reads what was said around a match."""
+    _run(db, "CREATE INDEX IF NOT EXISTS entries_ca ON entries(scope, ca, id)")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log, m005_doc_kinds, m006_cjk_unigrams,
+    m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log, m005_doc_kinds, m006_cjk_unigrams, m007_said_around,
 ]  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memdream.model.entry import TYPE_PRIOR, Entry
@@ -59,6 +59,21 @@ DENSE_PRIOR_N, DENSE_PRIOR_STD = 10, 0.1
 BLEND_COSINE, BLEND_BM25 = 0.7, 0.3
 DEFAULT_COSINE_WEIGHT = 0.2  # for embedders without a measured weight (remote endpoints)
 FUSIONS = ("weighted", "capped", "blend")
+# What was said right after a match (docs/recall.md, "What was said next"). A conversation's
+# turns lean on each other: the answer to "what did Melanie paint?" is the turn after "what did
+# you paint?", and it may share no word with the question. So the memory said next after a
+# matching one (the entry of the scope created next, strictly later and at most CONVERSATION_GAP
+# seconds later: the usual 30-minute sessionization timeout) is relevant at least NEIGHBOUR_SHARE
+# times as much as that match, if it matches the query itself at all (two notes remembered one
+# after the other are not a conversation: the second is not lent relevance for words it lacks
+# entirely). A floor, never a sum: it lifts what matched less (or not at all)
+# and lowers nothing, and at a half it never puts the reply above the memory that matched (a sum
+# lost on the filler set, where chat on the topic came to outrank the one statement that
+# matters). Only the next memory, not the one before: answers follow what they answer, and a
+# floor for the memory said before a match also lifted whatever was written just before a strong
+# match (the seed's trivia written before the wiki line outranked the old warning).
+NEIGHBOUR_SHARE = 0.5
+CONVERSATION_GAP = 30 * 60.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,13 @@ class Trace:
     cosine: float | None  # None without an embedder
     fusion: str  # how relevance was made: "bm25" or the hybrid's name
     dense: float | None = None  # dense relevance in [0, 1] (the cosine's standing in the scope)
+    context: float | None = None  # the floor a neighbouring match gave relevance, when it raised it
+    near: str | None = None  # the id of that neighbour
+
+    def with_context(self, floor: float, near: str) -> "Trace":
+        """This trace with relevance raised to `floor` (NEIGHBOUR_SHARE x the relevance of `near`,
+        a memory said next to it)."""
+        return replace(self, relevance=floor, context=floor, near=near) if floor > self.relevance else self
 
     @property
     def lift(self) -> float:
@@ -99,6 +121,8 @@ class Trace:
             "cosine": None if self.cosine is None else round(self.cosine, 4),
             "dense": None if self.dense is None else round(self.dense, 4),
             "fusion": self.fusion,
+            "context": None if self.context is None else round(self.context, 4),
+            "near": self.near,
         }
 
 

@@ -13,11 +13,12 @@ from datetime import datetime
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.scoring import DEFAULT_COSINE_WEIGHT, Trace, attainable_bm25, bm25, dense_relevance, keyword_relevance, query_weights, score_parts
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, Trace, attainable_bm25, bm25, dense_relevance, keyword_relevance, query_weights, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
 CANDIDATES = 100  # keyword candidates scored per query
+CONTEXT_SOURCES, CONTEXT_SOURCES_MAX = 20, 50  # the best-matching memories (2 x k within these) whose neighbours get a floor
 
 
 @dataclass(frozen=True)
@@ -81,39 +82,87 @@ def recall(
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, None))  # BM25 computed below
     when = (as_of or now).timestamp()
-    valid: list[tuple[Row, float | None]] = []
-    for row, s in rows.values():
-        if as_of is None and row.vt is not None:
-            continue
-        if as_of is not None and not ((row.vt is None or when < row.vt) and (row.vf is None or when >= row.vf)):
-            continue
-        valid.append((row, s))
+
+    def is_valid(row: Row) -> bool:
+        if row.layer not in layers:
+            return False
+        if as_of is None:
+            return row.vt is None
+        return (row.vt is None or when < row.vt) and (row.vf is None or when >= row.vf)
+
+    valid = [(row, s) for row, s in rows.values() if is_valid(row)]
     if not valid:
         return []
     terms = query_tokens(query)
     df = index.document_frequency(terms)
     n_docs, avgdl = index.corpus_stats()
     weights = query_weights(terms)
-    missing = [row.rowid for row, s in valid if s is None]
-    if missing:
-        toks = index.tokens_of(missing)
-        valid = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl, weights)) for row, s in valid]
     # Keyword relevance on an absolute scale: BM25 over what a memory holding every query term
     # that occurs in the index would score (terms found nowhere say nothing about any memory).
     attainable = attainable_bm25([t for t in terms if df.get(t)], df, n_docs, weights)
-    keyword = [keyword_relevance(s or 0.0, attainable) for _, s in valid]
-    cos = dense.cosines([row for row, _ in valid]) if dense is not None else None
-    scored: list[tuple[Row, Trace]] = []
-    for (row, _), kw in zip(valid, keyword):
-        c = d = None
-        if cos is not None and dense is not None:
-            c = cos.get(row.rowid, 0.0)
-            d = dense_relevance(c, dense.mean, dense.std, dense.n)
-        touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
-        scored.append((row, score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)))
+
+    def score_all(pairs: list[tuple[Row, float | None]]) -> list[tuple[Row, Trace]]:
+        missing = [row.rowid for row, s in pairs if s is None]
+        if missing:  # the dense side's nearest and the neighbours: BM25 over their tokens
+            toks = index.tokens_of(missing)
+            pairs = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl, weights)) for row, s in pairs]
+        cos = dense.cosines([row for row, _ in pairs]) if dense is not None and pairs else None
+        out: list[tuple[Row, Trace]] = []
+        for row, s in pairs:
+            c = d = None
+            if cos is not None and dense is not None:
+                c = cos.get(row.rowid, 0.0)
+                d = dense_relevance(c, dense.mean, dense.std, dense.n)
+            touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
+            out.append((row, score_parts(row.type, row.salience, row.hits, touched, when, keyword_relevance(s or 0.0, attainable), c, fusion, cosine_weight, d)))
+        return out
+
+    scored = score_all(valid)
+    scored = _with_context(index, scope, scored, layers, is_valid, score_all, min(CONTEXT_SOURCES_MAX, max(CONTEXT_SOURCES, 2 * k)))
     if rank_by == "relevance":
         scored.sort(key=lambda rt: (-rt[1].relevance, -rt[1].score, rt[0].rowid))
     else:
         scored.sort(key=lambda rt: (-rt[1].score, -rt[1].relevance, rt[0].rowid))
     # Only the winners are parsed back into entries.
     return [Hit(row.entry(), t.score, t) for row, t in scored[:k] if t.relevance > 0]
+
+
+def _with_context(
+    index: Index,
+    scope: Scope,
+    scored: list[tuple[Row, Trace]],
+    layers: tuple[str, ...],
+    is_valid: Callable[[Row], bool],
+    score_all: Callable[[list[tuple[Row, float | None]]], list[tuple[Row, Trace]]],
+    sources: int,
+) -> list[tuple[Row, Trace]]:
+    """Each of the best-matching memories raises the relevance of the memory said next after it
+    (within a conversation's gap) to NEIGHBOUR_SHARE of its own: a reply leans on the turn it
+    answers (model/scoring.py, NEIGHBOUR_SHARE). Only for a memory that matches the query itself,
+    if only a little; a floor from a memory's own relevance, so nothing is lifted twice over, and
+    nothing is lowered."""
+    best = sorted((rt for rt in scored if rt[1].relevance > 0), key=lambda rt: (-rt[1].relevance, rt[0].rowid))[:sources]
+    if not best:
+        return scored
+    around = index.said_after(scope, [row for row, _ in best], layers, CONVERSATION_GAP)
+    if not around:
+        return scored
+    by_id = {row.rowid: i for i, (row, _) in enumerate(scored)}
+    new = {n.rowid: n for ns in around.values() for n in ns if n.rowid not in by_id and is_valid(n)}
+    if new:
+        for row, trace in score_all([(n, None) for n in new.values()]):
+            by_id[row.rowid] = len(scored)
+            scored.append((row, trace))
+    relevance = {row.rowid: trace.relevance for row, trace in best}
+    names: dict[int, str] = {}
+    for src in sorted(relevance, key=lambda r: (-relevance[r], r)):
+        floor = NEIGHBOUR_SHARE * relevance[src]
+        for n in around.get(src, ()):
+            i = by_id.get(n.rowid)
+            if i is None or not 0 < scored[i][1].relevance < floor:
+                continue  # it must match the query itself, if only a little: nothing is lent to what does not
+            if src not in names:
+                names[src] = next(row for row, _ in best if row.rowid == src).entry().id
+            row, trace = scored[i]
+            scored[i] = (row, trace.with_context(floor, names[src]))
+    return scored

@@ -132,6 +132,14 @@ class PgIndex:
         self.scope = scope
         self.thash: dict[int, str] = {}  # row id -> text hash, of the rows handed out (for the dense side)
         self.tok: dict[int, str] = {}  # row id -> indexed tokens, of the rows handed out
+        self.where: dict[int, tuple[str, int]] = {}  # row id -> (path, position), of the rows handed out
+
+    def _hand_out(self, path: str, pos: int, layer: str, line: str, etype: str, vf: Any, vt: Any, ca: Any, la: Any, hits: int, sal: float, tok: str, th: str) -> Row:
+        row = Row(row_id(path, pos), path, self.scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
+        self.thash[row.rowid] = th
+        self.tok[row.rowid] = tok
+        self.where[row.rowid] = (path, pos)
+        return row
 
     def document_frequency(self, terms: list[str]) -> dict[str, int]:
         if not terms:
@@ -201,11 +209,7 @@ class PgIndex:
         }
         out: list[tuple[Row, float]] = []
         for score, path, pos in best:
-            layer, line, etype, vf, vt, ca, la, hits, sal, tok, th = rows[(path, pos)]
-            row = Row(row_id(path, pos), path, scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
-            self.thash[row.rowid] = th
-            self.tok[row.rowid] = tok
-            out.append((row, score))
+            out.append((self._hand_out(path, pos, *rows[(path, pos)]), score))
         return out
 
     def rows_by_hash(self, thashes: list[str], layers: tuple[str, ...]) -> list[tuple[Row, str]]:
@@ -218,10 +222,29 @@ class PgIndex:
         )
         out = []
         for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(sql, (self.scope.key, thashes, list(layers))):
-            row = Row(row_id(path, pos), path, self.scope.key, layer, line, etype, vf, vt, ca, la, hits, sal, tok)
-            self.thash[row.rowid] = th
-            self.tok[row.rowid] = tok
-            out.append((row, th))
+            out.append((self._hand_out(path, pos, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th), th))
+        return out
+
+    _AFTER = (
+        "SELECT l.path, l.pos, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash "
+        "FROM memdream_lines l, memdream_lines s WHERE s.scope = %s AND s.path = %s AND s.pos = %s AND l.scope = s.scope "
+        "AND l.layer = ANY(%s) AND l.entry_id IS NOT NULL AND l.ca > s.ca AND l.ca <= s.ca + %s "
+        'ORDER BY l.ca, l.entry_id COLLATE "C" LIMIT 1'
+    )
+
+    def said_after(self, scope: Scope, rows: list[Row], layers: tuple[str, ...], gap: float) -> dict[int, list[Row]]:
+        """For each of `rows` (rows this index handed out), the entry line created next after
+        it: the SQLite index's `said_after`, with ids compared byte by byte as SQLite does."""
+        if scope != self.scope:
+            raise ValueError("a PgIndex answers for its own scope only")
+        out: dict[int, list[Row]] = {}
+        for row in rows:
+            at = self.where.get(row.rowid)
+            if at is None or row.ca is None:
+                continue
+            found = [self._hand_out(*r) for r in self.conn.execute(self._AFTER, (scope.key, at[0], at[1], list(layers), gap)).fetchall()]
+            if found:
+                out[row.rowid] = found
         return out
 
     def tokens_of(self, rowids: list[int]) -> dict[int, str]:

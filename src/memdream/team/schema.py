@@ -149,6 +149,17 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        4,
+        "entry lines by creation time within a scope",
+        """
+        -- Recall reads what was said right after a match: the line created next.
+        CREATE INDEX memdream_lines_ca ON memdream_lines (scope, ca, entry_id COLLATE "C") WHERE ca IS NOT NULL;
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 
