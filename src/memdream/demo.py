@@ -138,6 +138,17 @@ def run_demo(keep: str | None = None) -> None:
         for line in ("接口评审会改到了周四", "周五下午有组会", "我喜欢喝龙井茶"):
             mem.write(line)
         click.echo(f"  A one-character query finds the words that hold it:  recall 茶  ->  {mem.recall('茶', k=1)[0].text}")
+        asked = mem.write("周五的团建定在哪儿了？").entry
+        clock.set(clock.now() + timedelta(seconds=40))
+        mem.write("定在良渚的农家乐，周五早上九点出发")
+        clock.set(clock.now() + timedelta(minutes=5))
+        query = "周五团建在哪儿"
+        reply = next((h for h in mem.recall(query, k=2) if h.trace.near == asked.id), None)
+        if reply is not None:
+            click.echo(
+                f'  The answer to a question is said after it:  recall "{query}"  ->  {reply.text}'
+                f"  (relevance {reply.trace.relevance:.2f}: said next to {asked.id}, which matched; on its own {reply.trace.bm25:.2f})"
+            )
 
         _title("Credentials never enter memory")
         for secret in ("我的邮箱密码是 Tr0ub4dor&3x", "my OpenAI key is sk-proj-4f9KqZ2mN8xVt7LbR1cW3yHd6JpE0sAa"):
