@@ -179,6 +179,32 @@ def test_the_turn_said_next_after_a_match_is_lent_half_its_relevance(any_mem, cl
     assert r.to_json()["trace"]["near"] == asked.id
 
 
+def test_a_day_the_query_names_finds_what_was_said_that_day(any_mem, clock) -> None:
+    """A named day (5月2日, May 3) is a query term every memory said that day holds: the one said
+    on it comes first among memories that say the same words, and a bare date finds that day."""
+    mem = any_mem
+    start = clock.now().replace(month=5, day=1, hour=20, minute=0, second=0)
+    said = {}
+    for day, zh, en in ((1, "今天去了公园跑步，跑了五公里", "Went to the market and bought apples"),
+                        (2, "今天去了博物馆，看了丝绸展", "Went to the market and bought pears"),
+                        (3, "今天去了公园散步，看到很多花", "Went to the market and bought a kettle")):
+        clock.set(start.replace(day=day))
+        said[day] = (mem.remember(zh, type="fact"), mem.remember(en, type="fact"))
+    clock.set(start.replace(day=9))
+    year = start.year
+    top = mem.recall("我5月2日去了哪里？", k=3)
+    assert top[0].entry.id == said[2][0].id and top[0].trace.day == f"{year}-05-02", [h.text for h in top]
+    top = mem.recall("What did I buy at the market on May 3?", k=3)
+    assert top[0].entry.id == said[3][1].id and top[0].trace.day == f"{year}-05-03", [h.text for h in top]
+    # The date alone: what was said that day, and nothing from the other days.
+    assert {h.entry.id for h in mem.recall(f"{year}-05-01", k=5)} == {e.id for e in said[1]}
+    # Without the day, the words alone decide: every market line matches about equally.
+    assert {h.entry.id for h in mem.recall("What did I buy at the market?", k=3)} == {said[d][1].id for d in (1, 2, 3)}
+    # A day nothing was said on changes nothing: its words stay ordinary query terms.
+    quiet_day = mem.recall("公园 5月7日", k=3)
+    assert {said[1][0].id, said[3][0].id} <= {h.entry.id for h in quiet_day} and all(h.trace.day is None for h in quiet_day)
+
+
 def test_one_and_two_character_chinese_queries(any_mem) -> None:
     mem = any_mem
     mem.remember("我喜欢喝龙井茶")

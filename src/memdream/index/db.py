@@ -286,6 +286,15 @@ class Index(FileSync):
                 out[row.rowid] = found
         return out
 
+    def created_between(self, scope: Scope, layers: tuple[str, ...], start: float, end: float, limit: int) -> tuple[int, list[Row]]:
+        """How many entries of the scope's `layers` were created in [start, end) (epoch seconds),
+        and the first `limit` of them by creation time: what was said on a day."""
+        marks = ",".join("?" * len(layers))
+        where = f" WHERE e.scope = ? AND e.layer IN ({marks}) AND e.ca >= ? AND e.ca < ?"
+        args = (scope.key, *layers, start, end)
+        n = self.db.execute("SELECT count(*) FROM entries e" + where, args).fetchone()[0]
+        return n, (self._rows(self._ROW + where + " ORDER BY e.ca, e.id LIMIT ?", (*args, limit)) if n else [])
+
     def by_id(self, scope: Scope, entry_id: str) -> list[Row]:
         return self._rows(self._ROW + " WHERE e.scope = ? AND e.id = ?", (scope.key, entry_id))
 

@@ -93,6 +93,7 @@ class Trace:
     dense: float | None = None  # dense relevance in [0, 1] (the cosine's standing in the scope)
     context: float | None = None  # the floor a neighbouring match gave relevance, when it raised it
     near: str | None = None  # the id of that neighbour
+    day: str | None = None  # the day the query names that this memory was said on (its idf is in bm25)
 
     def with_context(self, floor: float, near: str) -> "Trace":
         """This trace with relevance raised to `floor` (NEIGHBOUR_SHARE x the relevance of `near`,
@@ -123,6 +124,7 @@ class Trace:
             "fusion": self.fusion,
             "context": None if self.context is None else round(self.context, 4),
             "near": self.near,
+            "day": self.day,
         }
 
 

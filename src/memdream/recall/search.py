@@ -8,16 +8,18 @@ becomes the hybrid. Everything here is read-only: hit counts are recorded by the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, time, timedelta
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, Trace, attainable_bm25, bm25, dense_relevance, keyword_relevance, query_weights, score_parts
+from memdream.model.dates import named_days
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, Trace, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
 CANDIDATES = 100  # keyword candidates scored per query
+MAX_QUERY_DAYS, DAY_CANDIDATES = 3, 200  # days a query may name; memories said on one, read as candidates
 CONTEXT_SOURCES, CONTEXT_SOURCES_MAX = 20, 50  # the best-matching memories (2 x k within these) whose neighbours get a floor
 
 
@@ -75,13 +77,32 @@ def recall(
     if k <= 0:
         return []
     layers = (RESIDENT, RECALL) if as_of is None else (RESIDENT, RECALL, ARCHIVE)
-    found = index.keyword_candidates(scope, query, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings)
-    rows: dict[int, tuple[Row, float | None]] = {row.rowid: (row, s) for row, s in found}
+    when = (as_of or now).timestamp()
+    n_docs, avgdl = index.corpus_stats()
+    rows: dict[int, tuple[Row, float | None]] = {}
+    # A day the query names ("在5月6号…", "on 1 February, 2023") is a query term held by every
+    # memory said that day, with the idf of how many were (model/dates.py). Its words stand for
+    # the day, not for themselves: they leave the query's terms (5, 月, 6, 号 would match any
+    # memory holding a 5 or a 月) and the day weighs as many terms as they were.
+    days: list[tuple[str, float, float, float]] = []  # (day, start, end, weighted idf)
+    named = named_days(query, as_of or now)[:MAX_QUERY_DAYS]
+    terms_text = query
+    for d, (a, b) in reversed(named):
+        tz = (as_of or now).tzinfo
+        start = datetime.combine(d, time(0), tzinfo=tz).timestamp()
+        end = datetime.combine(d + timedelta(days=1), time(0), tzinfo=tz).timestamp()
+        said, on_day = index.created_between(scope, layers, start, end, DAY_CANDIDATES)
+        if said:
+            days.append((d.isoformat(), start, end, max(1, len(query_tokens(query[a:b]))) * idf(said, n_docs)))
+            terms_text = terms_text[:a] + " " + terms_text[b:]
+            for row in on_day:
+                rows[row.rowid] = (row, None)  # BM25 computed below
+    for row, score in index.keyword_candidates(scope, terms_text, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings):
+        rows[row.rowid] = (row, score)
     if dense is not None:
         for row in dense.nearest:
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, None))  # BM25 computed below
-    when = (as_of or now).timestamp()
 
     def is_valid(row: Row) -> bool:
         if row.layer not in layers:
@@ -93,13 +114,17 @@ def recall(
     valid = [(row, s) for row, s in rows.values() if is_valid(row)]
     if not valid:
         return []
-    terms = query_tokens(query)
+    terms = query_tokens(terms_text)
     df = index.document_frequency(terms)
-    n_docs, avgdl = index.corpus_stats()
     weights = query_weights(terms)
     # Keyword relevance on an absolute scale: BM25 over what a memory holding every query term
     # that occurs in the index would score (terms found nowhere say nothing about any memory).
-    attainable = attainable_bm25([t for t in terms if df.get(t)], df, n_docs, weights)
+    # A named day counts as its words' number of terms, each held once at average length: idf.
+    attainable = attainable_bm25([t for t in terms if df.get(t)], df, n_docs, weights) + sum(w for *_, w in days)
+
+    def on_days(row: Row) -> tuple[str | None, float]:
+        hit = [(day, w) for day, start, end, w in days if row.ca is not None and start <= row.ca < end]
+        return (hit[0][0] if hit else None), sum(w for _, w in hit)
 
     def score_all(pairs: list[tuple[Row, float | None]]) -> list[tuple[Row, Trace]]:
         missing = [row.rowid for row, s in pairs if s is None]
@@ -114,7 +139,10 @@ def recall(
                 c = cos.get(row.rowid, 0.0)
                 d = dense_relevance(c, dense.mean, dense.std, dense.n)
             touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
-            out.append((row, score_parts(row.type, row.salience, row.hits, touched, when, keyword_relevance(s or 0.0, attainable), c, fusion, cosine_weight, d)))
+            day, w = on_days(row) if days else (None, 0.0)
+            kw = keyword_relevance((s or 0.0) + w, attainable)
+            trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)
+            out.append((row, replace(trace, day=day) if day else trace))
         return out
 
     scored = score_all(valid)

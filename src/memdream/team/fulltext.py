@@ -247,6 +247,19 @@ class PgIndex:
                 out[row.rowid] = found
         return out
 
+    def created_between(self, scope: Scope, layers: tuple[str, ...], start: float, end: float, limit: int) -> tuple[int, list[Row]]:
+        """The SQLite index's `created_between`: how many entry lines were created in [start, end),
+        and the first `limit` by creation time, then id."""
+        if scope != self.scope:
+            raise ValueError("a PgIndex answers for its own scope only")
+        where = " FROM memdream_lines WHERE scope = %s AND layer = ANY(%s) AND entry_id IS NOT NULL AND ca >= %s AND ca < %s"
+        args = (scope.key, list(layers), start, end)
+        n = self.conn.execute("SELECT count(*)" + where, args).fetchone()[0]
+        if not n:
+            return 0, []
+        sql = "SELECT path, pos, layer, line, etype, vf, vt, ca, la, hits, salience, tok, thash" + where + ' ORDER BY ca, entry_id COLLATE "C" LIMIT %s'
+        return n, [self._hand_out(*r) for r in self.conn.execute(sql, (*args, limit)).fetchall()]
+
     def tokens_of(self, rowids: list[int]) -> dict[int, str]:
         """The indexed tokens of rows handed out (recall scores the dense side's nearest with them)."""
         return {r: self.tok[r] for r in rowids if r in self.tok}

@@ -1,0 +1,106 @@
+"""The days a query names ("在5月6号我读了一本书", "What did Gina find on 1 February, 2023?"),
+so recall can match what was said on them (recall/search.py).
+
+Only absolute calendar dates: Chinese 2023年5月6日 / 5月6号 / 五月六日, English "May 6",
+"May 6, 2023", "6 May 2023", "1st of February", and ISO 2023-05-06. A date without a year
+is the last such day on or before the query's time. Relative words (yesterday, 上周五) and
+bare years or months are left alone: they name a span, not a day. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        ("january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul", "august aug", "september sep sept", "october oct", "november nov", "december dec")
+    )
+    for m in names.split()
+}
+_MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY_EN = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR_EN = r"(?:,?\s+(?P<year>\d{4}))?"
+_EN = [
+    re.compile(rf"\b{_MONTH}\s+{_DAY_EN}\b{_YEAR_EN}", re.IGNORECASE),  # May 6, 2023
+    re.compile(rf"\b{_DAY_EN}\s+(?:of\s+)?{_MONTH}\b{_YEAR_EN}", re.IGNORECASE),  # 6 May 2023, 1st of February
+]
+_ISO = re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b")
+_ZH_NUM = r"[0-9０-９]{1,2}|[一二三四五六七八九十两〇零]{1,3}"
+_ZH = re.compile(rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*)?(?P<mon>{_ZH_NUM})\s*月\s*(?P<day>{_ZH_NUM})\s*[日号號]")
+_ZH_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+
+
+def _zh_number(text: str) -> int | None:
+    """A Chinese or Arabic number from 0 to 31 (五, 十二, 二十六, 三十一, 06, ０６)."""
+    text = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        t = _ZH_DIGITS.get(tens, -1) if tens else 1
+        o = _ZH_DIGITS.get(ones, -1) if ones else 0
+        return None if t < 0 or o < 0 else 10 * t + o
+    if len(text) == 1 and text in _ZH_DIGITS:
+        return _ZH_DIGITS[text]
+    return None
+
+
+def _zh_year(text: str | None) -> int | None:
+    if not text:
+        return None
+    if text.isdigit():
+        return int(text)
+    digits = [_ZH_DIGITS.get(c) for c in text]
+    return None if None in digits else int("".join(str(d) for d in digits))
+
+
+def _day(year: int | None, month: int | None, day: int | None, today: date) -> date | None:
+    if not month or not day:
+        return None
+    if year is not None:
+        try:
+            return date(year, month, day)
+        except ValueError:
+            return None
+    for y in (today.year, today.year - 1, today.year - 4):  # the last such day on or before today (29 February too)
+        try:
+            d = date(y, month, day)
+        except ValueError:
+            continue
+        if d <= today:
+            return d
+    return None
+
+
+def query_dates(text: str, now: datetime) -> list[date]:
+    """The calendar days `text` names, in order, each once; a day without a year is the last
+    one on or before `now`'s date."""
+    return list(dict.fromkeys(d for d, _ in named_days(text, now)))
+
+
+def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
+    """Each calendar day `text` names, with the span of the words that name it, in order."""
+    today = now.date()
+    found: list[tuple[tuple[int, int], date]] = []
+    for rx in _EN:
+        for m in rx.finditer(text):
+            if m["mon"] == "may" and not m["year"]:
+                continue  # "5 may be", "may 3 of us": the verb, not the month
+            d = _day(int(m["year"]) if m["year"] else None, _MONTHS[m["mon"].lower().rstrip(".")], int(m["day"]), today)
+            if d:
+                found.append((m.span(), d))
+    for m in _ISO.finditer(text):
+        d = _day(int(m["year"]), int(m["mon"]), int(m["day"]), today)
+        if d:
+            found.append((m.span(), d))
+    for m in _ZH.finditer(text):
+        d = _day(_zh_year(m["year"]), _zh_number(m["mon"]), _zh_number(m["day"]), today)
+        if d:
+            found.append((m.span(), d))
+    out: list[tuple[date, tuple[int, int]]] = []
+    for span, d in sorted(found):
+        if not out or span[0] >= out[-1][1][1]:  # overlapping readings of the same words: the first
+            out.append((d, span))
+    return out

@@ -1,0 +1,44 @@
+"""The days a query names (model/dates.py): Chinese, English and ISO dates; a date without a
+year is the last such day on or before the query's time."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+import pytest
+
+from memdream.model.dates import named_days, query_dates
+
+NOW = datetime(2023, 5, 10, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "text,days",
+    [
+        ("在5月6号我读了一本书，它的名字是？", [date(2023, 5, 6)]),
+        ("我曾经在5月2日提到过我去了博物馆", [date(2023, 5, 2)]),
+        ("五月六日那天下雨了吗", [date(2023, 5, 6)]),
+        ("2023年4月27日我们聊了什么", [date(2023, 4, 27)]),
+        ("二〇二二年十二月三十一日", [date(2022, 12, 31)]),
+        ("１２月２５号的聚会", [date(2022, 12, 25)]),  # full-width digits; a day still to come this year is last year's
+        ("What painting did Melanie show to Caroline on October 13, 2023?", [date(2023, 10, 13)]),
+        ("What did Gina find for her store on 1 February, 2023?", [date(2023, 2, 1)]),
+        ("on the 1st of February", [date(2023, 2, 1)]),
+        ("Sept. 3 and May 7", [date(2022, 9, 3), date(2023, 5, 7)]),
+        ("the 2023-05-06 release", [date(2023, 5, 6)]),
+        ("May I ask what 5 may mean?", []),  # the verb, not the month
+        ("2月30日", []),  # no such day
+        ("March 2024, 上周五, yesterday", []),  # a month, relative days: not one calendar day
+    ],
+)
+def test_query_dates(text: str, days: list[date]) -> None:
+    assert query_dates(text, NOW) == days
+
+
+def test_named_days_give_the_words_that_name_them() -> None:
+    text = "在5月6号我读了一本书"
+    [(d, (a, b))] = named_days(text, NOW)
+    assert d == date(2023, 5, 6) and text[a:b] == "5月6号"
+    text = "What did I buy on May 3, 2023 at the market?"
+    [(d, (a, b))] = named_days(text, NOW)
+    assert text[a:b] == "May 3, 2023"
