@@ -28,7 +28,11 @@ NOW = datetime(2023, 5, 10, 12, 0, tzinfo=timezone.utc)
         ("the 2023-05-06 release", [date(2023, 5, 6)]),
         ("May I ask what 5 may mean?", []),  # the verb, not the month
         ("2月30日", []),  # no such day
-        ("March 2024, 上周五, yesterday", []),  # a month, relative days: not one calendar day
+        ("March 2024, 上周五, last Friday", []),  # a month, weekdays: not read
+        ("我昨天说了什么？前天呢？", [date(2023, 5, 9), date(2023, 5, 8)]),
+        ("What did I say yesterday, and the day before yesterday?", [date(2023, 5, 9), date(2023, 5, 8)]),
+        ("今天要做什么", [date(2023, 5, 10)]),
+        ("大前天的会", [date(2023, 5, 7)]),  # not read as 前天 inside it
     ],
 )
 def test_query_dates(text: str, days: list[date]) -> None:

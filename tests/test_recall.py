@@ -203,6 +203,10 @@ def test_a_day_the_query_names_finds_what_was_said_that_day(any_mem, clock) -> N
     # A day nothing was said on changes nothing: its words stay ordinary query terms.
     quiet_day = mem.recall("公园 5月7日", k=3)
     assert {said[1][0].id, said[3][0].id} <= {h.entry.id for h in quiet_day} and all(h.trace.day is None for h in quiet_day)
+    # Days named from the query's own: yesterday, 前天.
+    clock.set(start.replace(day=4, hour=9))
+    assert mem.recall("我昨天去了哪里？", k=1)[0].entry.id == said[3][0].id
+    assert mem.recall("What did I get at the market the day before yesterday?", k=1)[0].entry.id == said[2][1].id
 
 
 def test_one_and_two_character_chinese_queries(any_mem) -> None:

@@ -1,16 +1,18 @@
 """The days a query names ("在5月6号我读了一本书", "What did Gina find on 1 February, 2023?"),
 so recall can match what was said on them (recall/search.py).
 
-Only absolute calendar dates: Chinese 2023年5月6日 / 5月6号 / 五月六日, English "May 6",
-"May 6, 2023", "6 May 2023", "1st of February", and ISO 2023-05-06. A date without a year
-is the last such day on or before the query's time. Relative words (yesterday, 上周五) and
-bare years or months are left alone: they name a span, not a day. Pure functions.
+Calendar dates: Chinese 2023年5月6日 / 5月6号 / 五月六日, English "May 6", "May 6, 2023",
+"6 May 2023", "1st of February", and ISO 2023-05-06; a date without a year is the last such
+day on or before the query's time. And the days named from the query's own: 今天 / 今日 /
+昨天 / 昨日 / 前天 / 大前天, today / yesterday / the day before yesterday. Weekdays (上周五,
+last Friday), bare years and months are left alone: they name a span or need a calendar
+convention. Pure functions.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 _MONTHS = {
     m: i + 1
@@ -30,6 +32,9 @@ _ISO = re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b")
 _ZH_NUM = r"[0-9０-９]{1,2}|[一二三四五六七八九十两〇零]{1,3}"
 _ZH = re.compile(rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*)?(?P<mon>{_ZH_NUM})\s*月\s*(?P<day>{_ZH_NUM})\s*[日号號]")
 _ZH_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+# Days named from the query's own day: how many days back.
+_RELATIVE = re.compile(r"大前天|前天|昨天|昨日|今天|今日|\bthe day before yesterday\b|\byesterday\b|\btoday\b", re.IGNORECASE)
+_BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "今日": 0, "the day before yesterday": 2, "yesterday": 1, "today": 0}
 
 
 def _zh_number(text: str) -> int | None:
@@ -99,6 +104,8 @@ def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
         d = _day(_zh_year(m["year"]), _zh_number(m["mon"]), _zh_number(m["day"]), today)
         if d:
             found.append((m.span(), d))
+    for m in _RELATIVE.finditer(text):
+        found.append((m.span(), today - timedelta(days=_BACK[m[0].lower()])))
     out: list[tuple[date, tuple[int, int]]] = []
     for span, d in sorted(found):
         if not out or span[0] >= out[-1][1][1]:  # overlapping readings of the same words: the first
