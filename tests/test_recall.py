@@ -144,10 +144,10 @@ def test_relevance_gates_importance_and_recency(any_mem, clock) -> None:
     assert mem.recall("when does Alice land in Lisbon?", k=1)[0].text.startswith("Alice lands")
 
 
-def test_the_turn_said_next_after_a_match_is_lent_half_its_relevance(any_mem, clock) -> None:
-    """A reply leans on the turn it answers: the memory created next after a matching one (within
-    30 minutes) is relevant at least half as much, if it matches the query at all; never the
-    memory said before, a reply 31 minutes later, or one that shares nothing with the query."""
+def test_the_turns_said_next_after_a_match_are_lent_half_its_relevance(any_mem, clock) -> None:
+    """A reply leans on the turn it answers: the two memories created next after a matching one
+    (within 30 minutes) are relevant at least half as much, if they match the query at all; never
+    the memory said before, a reply 31 minutes later, or one that shares nothing with the query."""
     mem = any_mem
     t0 = clock.now()
 
@@ -158,6 +158,8 @@ def test_the_turn_said_next_after_a_match_is_lent_half_its_relevance(any_mem, cl
     hello = say("Melanie: Hi Caroline, good to see you!", t0 - timedelta(seconds=5))
     asked = say("Caroline: What did you paint last weekend?", t0)
     reply = say("Melanie: A sunset over the lake, with purple skies.", t0 + timedelta(seconds=5))
+    follow = say("Caroline: Melanie, that sounds lovely!", t0 + timedelta(seconds=10))  # the exchange's second turn
+    third = say("Melanie: Thanks, it took me hours.", t0 + timedelta(seconds=15))  # not the asked turn's exchange
     say("Caroline: Did you paint anything new this week?", t0 + timedelta(days=1))
     say("Sure, come over and see.", t0 + timedelta(days=1, seconds=5))
     say("Caroline: I love to paint too.", t0 + timedelta(days=2))
@@ -170,6 +172,8 @@ def test_the_turn_said_next_after_a_match_is_lent_half_its_relevance(any_mem, cl
     assert r.trace.near == asked.id and r.trace.context == pytest.approx(a.trace.relevance / 2)
     assert r.trace.relevance == r.trace.context > r.trace.bm25 > 0  # the floor raised what matched a little
     assert ai < ri < hits[newer.id][0]  # below the turn it answers, above the newer line that only names her
+    assert hits[follow.id][1].trace.near == asked.id  # the next two turns: the reply and the one after it
+    assert third.id not in hits or hits[third.id][1].trace.near != asked.id
     for plain in (hello, late):  # said before a match, or after too long a pause: only their own match
         assert hits[plain.id][1].trace.context is None
     assert "Sure, come over and see." not in [h.text for _, h in hits.values()]  # shares no word with the query

@@ -271,18 +271,18 @@ class Index(FileSync):
         marks = ",".join("?" * len(rowids))
         return self._rows(self._ROW + f" WHERE e.rowid IN ({marks})", tuple(rowids))
 
-    def said_after(self, scope: Scope, rows: list[Row], layers: tuple[str, ...], gap: float) -> dict[int, list[Row]]:
-        """For each of `rows`, the entry of the scope's `layers` created next after it (later
-        by at most `gap` seconds; among several of that second, the first by id): what was said
+    def said_after(self, scope: Scope, rows: list[Row], layers: tuple[str, ...], gap: float, n: int = 1) -> dict[int, list[Row]]:
+        """For each of `rows`, the `n` entries of the scope's `layers` created next after it
+        (strictly later, by at most `gap` seconds; by creation time, then id): what was said
         next. Entries without a creation time have none."""
         marks = ",".join("?" * len(layers))
         sql = (
             f"SELECT {self._COLS} FROM entries e, entries s WHERE s.rowid = ? AND e.scope = s.scope AND e.layer IN ({marks})"
-            " AND e.ca > s.ca AND e.ca <= s.ca + ? ORDER BY e.ca, e.id LIMIT 1"
+            " AND e.ca > s.ca AND e.ca <= s.ca + ? ORDER BY e.ca, e.id LIMIT ?"
         )
         out: dict[int, list[Row]] = {}
         for row in rows:
-            if row.ca is not None and row.scope == scope.key and (found := self._rows(sql, (row.rowid, *layers, gap))):
+            if row.ca is not None and row.scope == scope.key and (found := self._rows(sql, (row.rowid, *layers, gap, n))):
                 out[row.rowid] = found
         return out
 

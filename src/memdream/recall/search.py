@@ -14,7 +14,7 @@ from datetime import datetime, time, timedelta
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days
-from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, Trace, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
@@ -172,7 +172,7 @@ def _with_context(
     best = sorted((rt for rt in scored if rt[1].relevance > 0), key=lambda rt: (-rt[1].relevance, rt[0].rowid))[:sources]
     if not best:
         return scored
-    around = index.said_after(scope, [row for row, _ in best], layers, CONVERSATION_GAP)
+    around = index.said_after(scope, [row for row, _ in best], layers, CONVERSATION_GAP, NEXT_TURNS)
     if not around:
         return scored
     by_id = {row.rowid: i for i, (row, _) in enumerate(scored)}

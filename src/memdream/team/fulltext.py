@@ -229,12 +229,12 @@ class PgIndex:
         "SELECT l.path, l.pos, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash "
         "FROM memdream_lines l, memdream_lines s WHERE s.scope = %s AND s.path = %s AND s.pos = %s AND l.scope = s.scope "
         "AND l.layer = ANY(%s) AND l.entry_id IS NOT NULL AND l.ca > s.ca AND l.ca <= s.ca + %s "
-        'ORDER BY l.ca, l.entry_id COLLATE "C" LIMIT 1'
+        'ORDER BY l.ca, l.entry_id COLLATE "C" LIMIT %s'
     )
 
-    def said_after(self, scope: Scope, rows: list[Row], layers: tuple[str, ...], gap: float) -> dict[int, list[Row]]:
-        """For each of `rows` (rows this index handed out), the entry line created next after
-        it: the SQLite index's `said_after`, with ids compared byte by byte as SQLite does."""
+    def said_after(self, scope: Scope, rows: list[Row], layers: tuple[str, ...], gap: float, n: int = 1) -> dict[int, list[Row]]:
+        """For each of `rows` (rows this index handed out), the `n` entry lines created next
+        after it: the SQLite index's `said_after`, with ids compared byte by byte as SQLite does."""
         if scope != self.scope:
             raise ValueError("a PgIndex answers for its own scope only")
         out: dict[int, list[Row]] = {}
@@ -242,7 +242,7 @@ class PgIndex:
             at = self.where.get(row.rowid)
             if at is None or row.ca is None:
                 continue
-            found = [self._hand_out(*r) for r in self.conn.execute(self._AFTER, (scope.key, at[0], at[1], list(layers), gap)).fetchall()]
+            found = [self._hand_out(*r) for r in self.conn.execute(self._AFTER, (scope.key, at[0], at[1], list(layers), gap, n)).fetchall()]
             if found:
                 out[row.rowid] = found
         return out
