@@ -176,6 +176,8 @@ def test_in_chromium_browse_edit_resolve_undo(browser_page, tmp_path: Path) -> N
     shot(page, "subject", tmp_path)
 
     page.click("text=Conflicts")
+    page.wait_for_url("**/conflicts*")  # loaded before it is read (a loaded machine was slower than the assertion)
+    page.wait_for_load_state()
     assert page.locator(".card", has_text="我不吃辣").count() == 1
     shot(page, "conflicts", tmp_path)
     page.locator(".card", has_text="我不吃辣").locator("button[value=b]").click()
@@ -183,10 +185,14 @@ def test_in_chromium_browse_edit_resolve_undo(browser_page, tmp_path: Path) -> N
     assert "No open conflicts" in page.content() and not mem.conflicts()
 
     page.click("text=Knowledge")
+    page.wait_for_url("**/knowledge*")  # loaded before it is read (a loaded machine was slower than the assertion)
+    page.wait_for_load_state()
     assert "deploy" in page.content() and "迁移数据库到 PostgreSQL 16" in page.content()
     shot(page, "knowledge", tmp_path)
 
     page.click("text=Dream diary")
+    page.wait_for_url("**/dreams*")  # loaded before it is read (a loaded machine was slower than the assertion)
+    page.wait_for_load_state()
     assert "light phase" in page.inner_text("pre.diary")
     shot(page, "dreams", tmp_path)
     archived = [e.id for e in mem.list("archive")]
