@@ -83,8 +83,8 @@ def pg_cluster():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def pg_url(pg_cluster, request):  # type: ignore[no-untyped-def]
     """A fresh database (owned by an ordinary role, so row-level security applies) for one test,
-    dropped after it. (Each is a copy of template1, about 12 MB: the suite's couple of hundred
-    kept to the end took gigabytes of writes and up to 24 s to remove on a loaded machine.)"""
+    dropped after it. (Each is a copy of template1, about 12 MB: the suite's 80-odd kept to the
+    end were about a gigabyte of writes, and removing them took 7 to 24 s of the last test.)"""
     import re
     import uuid
 
