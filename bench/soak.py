@@ -284,10 +284,12 @@ ONE_JOB = r"""
 import sys
 from memdream.config import load_config
 from memdream.memory import Memory
+import time
 mem = Memory(load_config(sys.argv[1], "me", "main", env={}))
 print("start", flush=True)
+t0 = time.monotonic()
 mem.gc() if sys.argv[2] == "gc" else mem.dream(["light"])
-print("done", flush=True)
+print("done", time.monotonic() - t0, flush=True)
 """
 
 
@@ -362,6 +364,21 @@ def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.
     """Kill a gc or a light dream at a random moment; then check, finish the job in-process, check again."""
     before, _, ids = memory_files(template)
     ids_before = set(ids)
+    # How long the job takes uninterrupted (from its "start" to its "done"), once on a copy: a
+    # kill is meant to land mid-job, so the window is at most 80% of that (on a small vault
+    # or a fast disk the job can take less than the fixed window). A trial whose job finished
+    # before its kill lowers it again: under a changing load one timing can be too long (the
+    # suite's gc test once saw 0 of 6 kills land mid-gc with the first timing alone).
+    root = work / f"{kind}-timed"
+    shutil.copytree(template, root)
+    proc = subprocess.Popen([sys.executable, "-c", ONE_JOB, str(root), kind], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "start"
+    done = proc.stdout.readline().split()
+    assert done[:1] == ["done"], done
+    out["job_seconds"] = float(done[1])
+    out["window"] = min(out["window"], 0.8 * out["job_seconds"])
+    proc.wait()
+    shutil.rmtree(root)
     for t in range(trials):
         root = work / f"{kind}{t}"
         shutil.copytree(template, root)
@@ -370,7 +387,11 @@ def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.
         time.sleep(rng.uniform(0.0, out["window"]))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        out["interrupted"] += "done" not in (proc.stdout.read() or "")
+        rest = (proc.stdout.read() or "").split()
+        out["interrupted"] += "done" not in rest
+        if "done" in rest:  # it finished before the kill (the load changed since it was timed): aim earlier
+            out["job_seconds"] = min(out["job_seconds"], float(rest[rest.index("done") + 1]))
+            out["window"] = min(out["window"], 0.8 * out["job_seconds"])
         out["trials"] += 1
         _progress(kind, out)
         files, problems, ids = memory_files(root)
@@ -404,11 +425,12 @@ def _job_trials(kind: str, template: Path, work: Path, trials: int, rng: random.
             out["bad"].append(f"{kind} trial {t}: {why[:3]}")
 
 
-def crashes(trials: int, seed: int = 7, kinds: tuple[str, ...] = ("write", "write", "gc", "dream")) -> dict:
+def crashes(trials: int, seed: int = 7, kinds: tuple[str, ...] = ("write", "write", "gc", "dream"), gc_days: int = 400, dream_entries: int = 1500) -> dict:
     """kill -9 trials, shared among `kinds` in turn: "write" (remember, pin, log and forget in one
-    vault that lives through all its trials), "gc" (archiving 400 reflected daily logs and
-    their reflections) and "dream" (a light dream over 1,500 entries), each of the last two on
-    a fresh copy of a prepared vault."""
+    vault that lives through all its trials), "gc" (archiving `gc_days` reflected daily logs and
+    their reflections) and "dream" (a light dream over `dream_entries` entries), each of the last
+    two on a fresh copy of a prepared vault, killed within its window (1 s of gc, 0.8 s of a
+    dream, or 80% of the job's own time, measured once, when a smaller vault takes less)."""
     rng = random.Random(seed)
     share = {k: sum(1 for i in range(trials) if kinds[i % len(kinds)] == k) for k in dict.fromkeys(kinds)}
     res: dict[str, dict] = {k: {"trials": 0, "interrupted": 0, "bad": [], "window": 1.0 if k == "gc" else 0.8} for k in share}
@@ -431,7 +453,7 @@ def crashes(trials: int, seed: int = 7, kinds: tuple[str, ...] = ("write", "writ
             res["write"]["listed"] = len(mem.list(include_ended=True))  # what the product reads as memory ...
             res["write"]["ids_in_files"] = len(set(memory_files(root)[2]))  # ... is the real lines, no temp file
             mem.close()
-        for kind, make in (("gc", lambda p: gc_vault(p, 400)), ("dream", lambda p: dream_vault(p, 1500))):
+        for kind, make in (("gc", lambda p: gc_vault(p, gc_days)), ("dream", lambda p: dream_vault(p, dream_entries))):
             if share.get(kind):
                 make(work / f"{kind}-template")
                 _job_trials(kind, work / f"{kind}-template", work, share[kind], rng, res[kind])

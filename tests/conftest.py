@@ -81,13 +81,21 @@ def pg_cluster():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def pg_url(pg_cluster, request) -> str:  # type: ignore[no-untyped-def]
-    """A fresh database (owned by an ordinary role, so row-level security applies) for one test."""
+def pg_url(pg_cluster, request):  # type: ignore[no-untyped-def]
+    """A fresh database (owned by an ordinary role, so row-level security applies) for one test,
+    dropped after it. (Each is a copy of template1, about 12 MB: the suite's 80-odd kept to the
+    end were about a gigabyte of writes, and removing them took 7 to 24 s of the last test.)"""
     import re
     import uuid
 
+    import psycopg
+
     name = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:6]
-    return pg_cluster.new_database(name)
+    yield pg_cluster.new_database(name)
+    # The fixtures that use the database closed their pools first (they depend on this one);
+    # FORCE ends whatever a test's own processes left connected.
+    with psycopg.connect(pg_cluster.dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

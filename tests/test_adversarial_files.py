@@ -34,9 +34,16 @@ def no_traceback(r: subprocess.CompletedProcess) -> None:
 
 @pytest.fixture
 def v(tmp_path: Path) -> str:
+    """A vault with one memory of alice's and one of bob's, written by what `memdream remember`
+    runs (cli/common.py open_scope: open_memory, then write), with the CLI's environment, in
+    this process: as two CLI processes it was over a second of each test's setup."""
+    from memdream.memory import load_config, open_memory
+
+    env = {k: val for k, val in os.environ.items() if not k.startswith("MEMDREAM_")}
     root = str(tmp_path / "vault")
-    ok(cli("remember", "alice likes tea 爱喝茶", "--vault", root, "--user", "alice"))
-    ok(cli("remember", "bob's secret plan is to move to Chengdu", "--vault", root, "--user", "bob"))
+    for user, text in (("alice", "alice likes tea 爱喝茶"), ("bob", "bob's secret plan is to move to Chengdu")):
+        with open_memory(config=load_config(root, user, None, env=env), create=True) as mem:
+            mem.write(text)
     return root
 
 

@@ -134,16 +134,20 @@ def test_memdream_web_does_not_echo_a_supplied_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDREAM_")}
     cmd = [sys.executable, "-c", "from memdream.cli.main import main; main()", "web", "--vault", str(tmp_path / "v"), "--port", str(port), "--no-scheduler"]
     outputs = []
+
+    def wait_for_port() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+
     for extra, extra_env in (([ "--token", secret], {}), ([], {"MEMDREAM_WEB_TOKEN": secret})):
         proc = subprocess.Popen(cmd + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**env, **extra_env})
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            wait_for_port()
             r = httpx.get(f"http://127.0.0.1:{port}/", headers={"Authorization": f"Bearer {secret}"}, timeout=10)
             assert r.status_code == 200
         finally:
@@ -156,7 +160,7 @@ def test_memdream_web_does_not_echo_a_supplied_token(tmp_path: Path) -> None:
     # a generated token is printed (the user needs it)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        time.sleep(3)
+        wait_for_port()  # the console line is printed before the server listens (it was a 3 s sleep)
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=15)

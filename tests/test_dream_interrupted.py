@@ -24,7 +24,10 @@ from memdream.llm.fake import FakeLLMServer, Scripted
 from memdream.memory import Memory
 
 MEMDREAM = [sys.executable, "-m", "memdream.cli.main"]
-MODEL_DELAY = 1.5  # seconds every model reply takes: a signal sent meanwhile lands inside the phase
+# Seconds every model reply takes: a signal sent meanwhile lands inside the phase. A signal
+# goes 0.2 s after the phase's progress line or its request, so 0.75 s leaves it half a
+# second to spare (it was 1.5 s: a second and a half of each of the 5 replies the trials wait for).
+MODEL_DELAY = 0.75
 
 
 def vault_files(root: Path) -> dict[str, bytes]:
@@ -70,7 +73,7 @@ def prepare(root: Path) -> None:
     mem.close()
 
 
-def answer(req: dict) -> Scripted:
+def answer(req: dict, delay: float = MODEL_DELAY) -> Scripted:
     """The deep phase merges the coffee memories, distillation adds a preference to MEMORY.md;
     every other phase is offered nothing to do."""
     try:
@@ -79,19 +82,27 @@ def answer(req: dict) -> Scripted:
         payload = None
     if "You maintain MEMORY.md" in req["messages"][0]["content"]:
         add = {"op": "add", "text": "Lin 下午只喝茶", "type": "preference"}
-        return Scripted(json.dumps({"operations": [add]}, ensure_ascii=False), delay=MODEL_DELAY)
+        return Scripted(json.dumps({"operations": [add]}, ensure_ascii=False), delay=delay)
     if isinstance(payload, dict) and "groups" in payload:
         shown = {m["id"]: m["text"] for g in payload["groups"] for m in g["memories"]}
         ids = [i for i, t in shown.items() if "coffee" in t]
         merged = "Lin drinks coffee every morning: a flat white with oat milk and 2 sugars"
-        return Scripted(json.dumps({"operations": [{"op": "merge", "ids": ids, "text": merged}]}), delay=MODEL_DELAY)
-    return Scripted(json.dumps({"operations": []}), delay=MODEL_DELAY)
+        return Scripted(json.dumps({"operations": [{"op": "merge", "ids": ids, "text": merged}]}), delay=delay)
+    return Scripted(json.dumps({"operations": []}), delay=delay)
 
 
 @pytest.fixture(scope="module")
 def server():
     with FakeLLMServer() as srv:
         srv.default = answer
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def quick_server():
+    """The same answers without the delay: the uninterrupted dream has no signal to wait for."""
+    with FakeLLMServer() as srv:
+        srv.default = lambda req: answer(req, delay=0.0)
         yield srv
 
 
@@ -112,8 +123,9 @@ def run(root: Path, server: FakeLLMServer, *args: str) -> subprocess.CompletedPr
     return subprocess.run([*MEMDREAM, *args], env=env_for(root, server), capture_output=True, text=True, timeout=120)
 
 
-def test_an_uninterrupted_dream_changes_light_and_deep_and_undo_restores_every_byte(tmp_path: Path, template: Path, server) -> None:
+def test_an_uninterrupted_dream_changes_light_and_deep_and_undo_restores_every_byte(tmp_path: Path, template: Path, quick_server) -> None:
     """The baseline the interrupted runs are compared with: both phases have work."""
+    server = quick_server
     root = tmp_path / "vault"
     shutil.copytree(template, root)
     before = vault_files(root)

@@ -96,7 +96,7 @@ class _FakeEmbeddings(BaseHTTPRequestHandler):
 @pytest.fixture
 def fake_server():
     srv = HTTPServer(("127.0.0.1", 0), _FakeEmbeddings)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # shutdown() waits one poll
     t.start()
     _FakeEmbeddings.fail = False
     yield f"http://127.0.0.1:{srv.server_address[1]}/v1"

@@ -3,13 +3,17 @@ with writes, hand edits, deletions and rebuilds made by this or another process.
 
 from __future__ import annotations
 
+import shutil
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from memdream.clock import FrozenClock
+from memdream.config import load_config
 from memdream.index.db import Index
+from memdream.memory import Memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from corpus import facts  # noqa: E402
@@ -29,13 +33,32 @@ def both(mem, query: str, limit: int = 20):
     return a, b
 
 
-@pytest.fixture
-def filled(mem, clock):
+@pytest.fixture(scope="module")
+def filled_vault(tmp_path_factory) -> Path:
+    """A vault after 600 writes over 12 days, written once for the module (each test's 600
+    writes were 5 s of its setup); each test gets its own copy (`filled`)."""
+    root = tmp_path_factory.mktemp("filled") / "vault"
+    clock = FrozenClock(datetime(2026, 6, 1, 9, 0, tzinfo=timezone(timedelta(hours=8))))  # conftest's clock
+    mem = Memory(load_config(root, "me", "main", env={}), clock)
+    mem.vault.init()
     for i, text in enumerate(facts(600, seed=2)):
         if i % 50 == 0:
             clock.advance(days=1)
         mem.write(text, type="fact")
-    return mem
+    mem.close()
+    return root
+
+
+@pytest.fixture
+def filled(filled_vault: Path, vault: Path, clock):  # type: ignore[no-untyped-def]
+    """This test's copy of the vault (its files, index and journals), opened with the suite's
+    clock where the writes left it."""
+    shutil.copytree(filled_vault, vault, symlinks=True)
+    clock.advance(days=12)
+    mem = Memory(load_config(vault, "me", "main", env={}), clock)
+    mem.vault.init()
+    yield mem
+    mem.close()
 
 
 def test_same_scores_as_fts(filled) -> None:

@@ -127,10 +127,15 @@ def test_the_wheel_route_installs_and_runs(tmp_path: Path) -> None:
     wheel = dist / f"memdream-{memdream.__version__}-py3-none-any.whl"
     assert wheel.is_file(), list(dist.iterdir())
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"{wheel}[web]"], capture_output=True, text=True, timeout=900)
+    # Without a pip of its own (ensurepip was 5 s of the test): this pip installs into it (--python).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    # A PYTHONPATH naming this tree's src/ (how a worktree runs the suite) would let the fresh
+    # virtualenv see memdream already there (src/memdream.egg-info): pip would install nothing
+    # and the checks below would import the tree, not the wheel. The fresh virtualenv gets none.
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", f"{wheel}[web]"], capture_output=True, text=True, timeout=900, env=bare)
     assert pip.returncode == 0, pip.stderr
-    env = fresh_env(tmp_path / "home")
+    env = {k: v for k, v in fresh_env(tmp_path / "home").items() if k != "PYTHONPATH"}
     (tmp_path / "home").mkdir()
     exe = str(venv / "bin" / "memdream")
     assert subprocess.run([exe, "--version"], capture_output=True, text=True, env=env).stdout.strip() == f"memdream, version {memdream.__version__}"

@@ -34,15 +34,18 @@ def _entries(root: Path) -> tuple[list[str], list[str]]:
 
 
 def test_kill_9_during_remember_pin_log_and_forget_loses_no_acknowledged_write(soak) -> None:
-    r = soak.crashes(20, seed=1234, kinds=("write",))["write"]
-    assert r["trials"] == 20 and r["bad"] == [], r["bad"]  # after each kill: every file parses, nothing acknowledged lost
+    # 12 trials (bench/soak.py runs 500): each still acknowledges a dozen writes or more before its kill
+    r = soak.crashes(12, seed=1234, kinds=("write",))["write"]
+    assert r["trials"] == 12 and r["bad"] == [], r["bad"]  # after each kill: every file parses, nothing acknowledged lost
     assert r["acked_remember"] > 20 and r["acked_log"] > 10  # the children did real work between kills
     assert r["doctor"] == [] and r["rebuilt_entries"] >= r["acked_remember"]  # the index rebuilds from the files
     assert r["listed"] == r["ids_in_files"]  # nothing but real lines is read as memory
 
 
 def test_kill_9_during_gc_leaves_every_file_whole_and_the_next_gc_finishes(soak) -> None:
-    r = soak.crashes(6, seed=5, kinds=("gc",))["gc"]  # 6 trials of 800 files each (bench/soak.py runs 250)
+    # 6 trials of 200 files each (bench/soak.py runs 250 of 800): the finishing gc of the bigger
+    # vault was most of a trial; each kill lands within 80% of the job's measured time
+    r = soak.crashes(6, seed=5, kinds=("gc",), gc_days=100)["gc"]
     assert r["trials"] == 6 and r["bad"] == [], r["bad"]  # each log in its old place or the archive, whole; then archived once
     assert r["interrupted"] >= 3  # most kills landed mid-gc
 
@@ -144,7 +147,8 @@ def test_read_only_vault_gives_a_clear_error(tmp_path: Path, clock) -> None:
 
 
 def test_kill_9_during_a_dream_loses_nothing_and_the_next_dream_heals(soak) -> None:
-    r = soak.crashes(12, seed=99, kinds=("dream",))["dream"]  # bench/soak.py runs 250
+    # 12 trials over 750 entries (bench/soak.py runs 250 over 1,500)
+    r = soak.crashes(12, seed=99, kinds=("dream",), dream_entries=750)["dream"]
     assert r["trials"] == 12 and r["bad"] == [], r["bad"]  # every id kept, in one place; the next dream applies; doctor clean
     assert r["interrupted"] >= 6  # most kills landed mid-dream
 

@@ -168,10 +168,28 @@ def test_pin_and_unpin(any_mem) -> None:
 
 
 def test_recall_files_roll_over_by_size(mem) -> None:
+    from memdream.model.entry import Entry
+    from memdream.store.format import render_line
     from memdream.store.vault import RECALL_FILE_MAX_LINES
 
-    for i in range(RECALL_FILE_MAX_LINES + 5):
-        mem.write(f"测试事实编号 {i} 号，内容 {i * 7919}", type="fact")
+    def text(i: int) -> str:
+        return f"测试事实编号 {i} 号，内容 {i * 7919}"
+
+    # The month's file already holds all but 10 lines (as a vault that grew does; written here
+    # in one go and synced, for a thousand writes were ten seconds of the suite), then the
+    # write path fills it to the limit and starts the next part.
+    before = RECALL_FILE_MAX_LINES - 10
+    now = mem.clock.now()
+    lines = [render_line(Entry(text=text(i), id=f"p{i:05d}", type="fact", valid_from=now, created_at=now, confidence=0.9, source="user")) for i in range(before)]
+    first = mem.vault.recall_file_for(mem.scope, now)
+    first.parent.mkdir(parents=True, exist_ok=True)
+    first.write_text(f"# Recall memories {now:%Y-%m}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    mem.sync()
+    assert len(mem.list()) == before
+    for i in range(before, RECALL_FILE_MAX_LINES + 5):
+        mem.write(text(i), type="fact")
     files = sorted(p.name for p in mem.vault.recall_dir(mem.scope).iterdir())
     assert files == ["2026-06.2.md", "2026-06.md"]
     assert len(mem.list()) == RECALL_FILE_MAX_LINES + 5
+    parts = [sum(1 for ln in (mem.vault.recall_dir(mem.scope) / name).read_text(encoding="utf-8").splitlines() if ln.startswith("- ")) for name in ("2026-06.md", "2026-06.2.md")]
+    assert parts == [RECALL_FILE_MAX_LINES, 5]
