@@ -1,5 +1,6 @@
 """A change names its old value (model/changes.py): the write path ends the user's current
-memories naming it. On both stores, in English and Chinese."""
+memories naming it, and recall lets the current line answer what the ended lines answered
+(recall/search.py `_successors`). On both stores, in English and Chinese."""
 
 from __future__ import annotations
 
@@ -111,3 +112,25 @@ def test_a_common_word_is_not_a_value(any_mem, clock) -> None:
     out = mem.write("Goodbye Paris, the move to Lyon is done.")
     assert out.action == "added" and out.superseded == ()
     assert len(mem.list()) == NAMED_MAX_ENTRIES + 2
+
+
+@pytest.mark.parametrize(
+    "lines, query, current",
+    [
+        (["Spent the evening tuning my Sublime Text keymap.", "Finally switched from Sublime Text to Neovim this spring.",
+          "Dropped Neovim, Zed won me over."], "keymap", "Dropped Neovim, Zed won me over."),
+        (["周末开着那辆捷达去爬山了，底盘有点低。", "上周把那辆捷达卖了，换了比亚迪。"], "底盘", "上周把那辆捷达卖了，换了比亚迪。"),
+    ],
+)
+def test_recall_finds_the_current_line_through_what_it_ended(any_mem, clock, lines, query, current) -> None:
+    mem = any_mem
+    written = []
+    for line in lines:
+        written.append(mem.write(line))
+        clock.advance(days=10)
+    assert written[-1].action == "superseded"
+    hits = mem.recall(query, k=3)
+    assert [h.text for h in hits][:1] == [current]  # the current value answers the old wording's question
+    assert lines[0] not in [h.text for h in hits]  # ended lines are never served now
+    past = mem.recall(query, k=3, as_of=written[0].entry.valid_from)
+    assert [h.text for h in past][:1] == [lines[0]]  # as of then, the old line itself
