@@ -17,6 +17,7 @@ from memdream.model.changes import about_someone_else, old_values
         ("We moved out of Glasgow in March, Cardiff is lovely.", ["Glasgow"]),
         ("Resigned from Umbrella Corp, I start at Wayne Enterprises soon.", ["Umbrella Corp"]),
         ("Quit my job at Initrode to freelance.", ["Initrode"]),
+        ("Handed in my notice at Globex today, scary but right.", ["Globex"]),
         ("Jordan and I split up over the summer.", ["Jordan"]),
         ("My Nokia 3310 finally gave out, so I bought something modern.", ["Nokia 3310"]),
         ("I used to drive a Fiat Panda; these days it's the bus.", ["Fiat Panda"]),
@@ -31,6 +32,8 @@ from memdream.model.changes import about_someone_else, old_values
         ("Uninstalled Node.js for good.", ["Node.js"]),
         ("我不再养那只仓鼠了。", ["仓鼠"]),
         ("我不用钉钉了，公司换成了飞书。", ["钉钉"]),
+        ("把Photoshop卸了，改用GIMP。", ["Photoshop"]),
+        ("卸载了抖音，睡得早多了。", ["抖音"]),
     ],
 )
 def test_a_change_names_its_old_value(text: str, values: list[str]) -> None:

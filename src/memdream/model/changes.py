@@ -48,7 +48,7 @@ _EN_BEFORE = [
     (True, rf"{_CLAUSE}(?:forget|goodbye(?: to)?|bye(?: bye)?|so long|farewell(?: to)?|rip|r\.i\.p\.)\s+{_DET}{_VALUE}"),
     (True, rf"(?:{_CLAUSE}|\b(?:i'm|i am|we're|we are)\s+)no longer (?:a |an |the )?{_VALUE}"),
     (True, rf"\b(?:uninstalled|deleted my|cancelled my|canceled my)\s+{_DET}{_VALUE}"),
-    (False, rf"\b(?:left|leaving|quit|quitting|resigned from|resigning from|fired from|laid off (?:from|by)|moved out of|"
+    (False, rf"\b(?:left|leaving|quit|quitting|resigned from|resigning from|handed in (?:my )?notice at|gave (?:my )?notice at|fired from|laid off (?:from|by)|moved out of|"
             rf"sold|selling|retired|rehomed|broke up with|breaking up with|split (?:up )?with|separated from|divorced|"
             rf"ended (?:things )?with|things ended with|said goodbye to|no longer (?:with|at|in|working at|working for|living in))"
             rf"(?:\s+(?:my\s+)?(?:job|position|role|post|work)\s+(?:at|with|in))?\s+{_DET}{_VALUE}"),
@@ -79,9 +79,9 @@ _ZH_RES = [
     re.compile(p)
     for p in (
         rf"从{_ZH_V}(?:(?:换|改|搬|跳槽|跳|转|调|升|迁|切换)(?:到|成|去|为|回)|离职|辞职)",
-        rf"(?:离开|告别|辞掉|辞了|退掉|卖掉|卖了|换掉|甩了|不再(?:用|开|住|吃|养|去)|戒掉|戒了|退出|搬离|搬出|送走)了?{_ZH_V}(?=$|[，。,.!！?？；;、了的])",
+        rf"(?:离开|告别|辞掉|辞了|退掉|卖掉|卖了|换掉|甩了|不再(?:用|开|住|吃|养|去)|戒掉|戒了|退出|搬离|搬出|送走|卸载|卸掉)了?{_ZH_V}(?=$|[，。,.!！?？；;、了的])",
         rf"不用{_ZH_V}了",
-        rf"把{_ZH_V}(?:卖|换|置换|送|退|辞|扔|甩|处理|戒|淘汰|送人|转手)",
+        rf"把{_ZH_V}(?:卖|换|置换|送|退|辞|扔|甩|处理|戒|淘汰|送人|转手|卸)",
         rf"(?:和|跟|与){_ZH_V}(?:分手|离婚|分开|散了|分了)",
         rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个|旧的)?{_ZH_V}(?:终于|已经|彻底|也)?(?:坏了|报废|退役|靠边站|送人了|被偷了|寿终正寝)",
         rf"以前(?:住在|住|在|用|开|是|养|吃|喜欢){_ZH_V}(?:，|,|。|现在|如今|后来|但)",
