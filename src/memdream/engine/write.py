@@ -9,7 +9,9 @@ route to a layer's file.
 4. Under the lock: a current entry saying the same thing (same words, the same slot, or the
    same fact in other words by the embedder) is refreshed instead of written again;
 5. otherwise a new line is appended, superseding the subject's current lines (their
-   validity ends), or recording the memory it contradicts (both kept, a conflict opened).
+   validity ends) and, when the text says a value ended ("I switched from Vim", 离开美团了:
+   model/changes.py), every current line naming that value; or recording the memory it
+   contradicts (both kept, a conflict opened).
 
 The new line is written before the end marks: a crash in between leaves both valid, never
 neither. A dream passes its transaction (`tx`), so every file it writes can be rolled back.
