@@ -137,3 +137,29 @@ def test_recall_finds_the_current_line_through_what_it_ended(any_mem, clock, lin
     assert lines[0] not in [h.text for h in hits]  # ended lines are never served now
     past = mem.recall(query, k=3, as_of=written[0].entry.valid_from)
     assert [h.text for h in past][:1] == [lines[0]]  # as of then, the old line itself
+
+
+@pytest.mark.parametrize(
+    "first, change, later",
+    [
+        ("My job title is support engineer.", "No longer support engineer: I joined the platform team as an SRE.",
+         "In my role as engineering lead I review every design."),
+        ("我的职位是测试工程师。", "从测试工程师转到产品经理了。", "我的岗位是架构师。"),
+    ],
+)
+def test_a_change_without_the_slots_words_keeps_the_slot(any_mem, clock, first, change, later) -> None:
+    """The change takes the subject of the line it ended, and the slot's next value, said with
+    the slot's words again, finds that subject through the trail and supersedes the change."""
+    mem = any_mem
+    a = mem.write(first)
+    assert a.entry.subject
+    clock.advance(days=20)
+    b = mem.write(change)
+    assert b.action == "superseded" and [e.id for e in b.superseded] == [a.entry.id]
+    assert b.entry.subject == a.entry.subject
+    clock.advance(days=20)
+    c = mem.write(later)
+    assert c.action == "superseded" and [e.id for e in c.superseded] == [b.entry.id]
+    assert c.entry.subject == a.entry.subject and c.entry.supersedes == b.entry.id
+    assert [e.text for e in mem.history(a.entry.subject)] == [first, change, later]
+    assert [e.text for e in mem.list()] == [later]
