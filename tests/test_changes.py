@@ -163,3 +163,16 @@ def test_a_change_without_the_slots_words_keeps_the_slot(any_mem, clock, first, 
     assert c.entry.subject == a.entry.subject and c.entry.supersedes == b.entry.id
     assert [e.text for e in mem.history(a.entry.subject)] == [first, change, later]
     assert [e.text for e in mem.list()] == [later]
+
+
+@pytest.mark.parametrize("a, b", [("We moved from Oslo to Rome", "We moved from Rome to Oslo"), ("去年从网易跳槽到了腾讯", "去年从腾讯跳槽到了网易")])
+def test_a_look_alike_with_a_contradiction_signal_is_left_to_the_contradiction_rule(any_mem, clock, a, b) -> None:
+    """Two lines that look alike and differ by a swapped order are judged by the dedup and
+    contradiction rules, not ended by a named value: both stay current."""
+    mem = any_mem
+    first = mem.write(a)
+    clock.advance(days=1)
+    out = mem.write(b)
+    assert out.action == "added" and out.superseded == ()
+    assert {e.text for e in mem.list()} == {a, b}
+    assert first.entry.id in {e.id for e in mem.list()}

@@ -32,12 +32,13 @@ from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
 from memdream.model.hostile import pending_reason
-from memdream.model.similarity import RESTATEMENT_COSINE, anchor_terms, dedup_anchors, is_duplicate, similarity, word_count
+from memdream.model.similarity import DEDUP_THRESHOLD, RESTATEMENT_COSINE, anchor_terms, contradiction, dedup_anchors, is_duplicate, similarity, word_count
 from memdream.model.slots import default_subject
 from memdream.store import journal
 from memdream.store.format import render_line
 from memdream.store.transaction import Transaction
 
+SWAPS = ("roles swapped", "parts swapped", "numbers in another order", "times in another order")  # one frame, parts traded: a look-alike
 NAMED_MAX_ENTRIES = 8  # current memories naming an ended value that a change may end (more: a common word)
 DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on each write
 # A duplicate holds every content word of the new text (see model/similarity.py). So if one
@@ -181,7 +182,9 @@ def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
     """The current memories naming a value `text` says ended ("I switched from Vim to Helix":
     the lines naming Vim), oldest first; see model/changes.py. A value named by more than
     NAMED_MAX_ENTRIES current memories is a common word, not a value: nothing is ended by it.
-    Rules and instructions are never ended this way, nor a memory about someone else."""
+    Rules and instructions are never ended this way, nor a memory about someone else, nor a
+    look-alike with a contradiction signal ("moved from Berlin to Paris" / "... from Paris to
+    Berlin"), which the contradiction rule keeps beside it."""
     out: dict[int, Row] = {}
     for value in old_values(text):
         terms = [t for t in anchor_terms(value) if t not in GENERIC_TERMS]
@@ -194,6 +197,9 @@ def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
             e = row.entry()
             if row.rowid in have or not e.is_current or e.pinned or e.pending or e.type in (RULE, INSTRUCTION) or about_someone_else(e.text):
                 continue
+            signal = contradiction(text, e.text) or contradiction(e.text, text)
+            if signal in SWAPS or (signal and similarity(text, e.text) >= DEDUP_THRESHOLD):
+                continue  # a look-alike with a contradiction signal: step 3's rule (a conflict, both kept) decides
             out[row.rowid] = row
     return sorted(out.values(), key=lambda r: (r.vf or 0.0, r.rowid))
 
