@@ -9,7 +9,9 @@ route to a layer's file.
 4. Under the lock: a current entry saying the same thing (same words, the same slot, or the
    same fact in other words by the embedder) is refreshed instead of written again;
 5. otherwise a new line is appended, superseding the subject's current lines (their
-   validity ends), or recording the memory it contradicts (both kept, a conflict opened).
+   validity ends) and, when the text says a value ended ("I switched from Vim", 离开美团了:
+   model/changes.py), every current line naming that value; or recording the memory it
+   contradicts (both kept, a conflict opened).
 
 The new line is written before the end marks: a crash in between leaves both valid, never
 neither. A dream passes its transaction (`tx`), so every file it writes can be rolled back.
@@ -25,16 +27,19 @@ from memdream.engine.checks import check_subject, check_text, no_secret
 from memdream.errors import RefusedInput
 from memdream.index.db import NEG_TOKEN, Row
 from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
+from memdream.model.changes import GENERIC_TERMS, about_someone_else, old_values
 from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.crud import decide, negated, without_negation
-from memdream.model.entry import END_SUPERSEDED, RECALL, TYPES, Entry, layer_for_type
+from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
 from memdream.model.hostile import pending_reason
-from memdream.model.similarity import RESTATEMENT_COSINE, anchor_terms, dedup_anchors, is_duplicate, similarity, word_count
+from memdream.model.similarity import DEDUP_THRESHOLD, RESTATEMENT_COSINE, anchor_terms, contradiction, dedup_anchors, is_duplicate, similarity, word_count
 from memdream.model.slots import default_subject
 from memdream.store import journal
 from memdream.store.format import render_line
 from memdream.store.transaction import Transaction
 
+SWAPS = ("roles swapped", "parts swapped", "numbers in another order", "times in another order")  # one frame, parts traded: a look-alike
+NAMED_MAX_ENTRIES = 8  # current memories naming an ended value that a change may end (more: a common word)
 DEDUP_CANDIDATES = 10  # full-text candidates compared by bigram similarity on each write
 # A duplicate holds every content word of the new text (see model/similarity.py). So if one
 # of the text's anchor terms is in no entry at all, there is no duplicate, and otherwise the
@@ -138,6 +143,11 @@ def write(
             refreshed = (upd.result or old).evolve(layer=row.layer)
             return WriteOutcome("duplicate", refreshed, (), sim)
         olds = ((list(core.index.by_subject(core.scope, subj)) if subj else []) or also_ends) if not pending else []
+        if subject is None and not pending:
+            named = _named_old(core, text, {r.rowid for r in olds})
+            if named:  # the change names the value that ended: every current memory naming it ends
+                subj = subj or next((r.entry().subject for r in reversed(named) if r.entry().subject), "")
+                olds = sorted(olds + named, key=lambda r: (r.vf or 0.0, r.rowid))
         against = None if olds else _contradiction_of(core, text)
         new = Entry(
             text=text,
@@ -166,6 +176,32 @@ def write(
             if upd.result is not None:
                 ended.append(upd.result.evolve(layer=row.layer))
         return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
+
+
+def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
+    """The current memories naming a value `text` says ended ("I switched from Vim to Helix":
+    the lines naming Vim), oldest first; see model/changes.py. A value named by more than
+    NAMED_MAX_ENTRIES current memories is a common word, not a value: nothing is ended by it.
+    Rules and instructions are never ended this way, nor a memory about someone else, nor a
+    look-alike with a contradiction signal ("moved from Berlin to Paris" / "... from Paris to
+    Berlin"), which the contradiction rule keeps beside it."""
+    out: dict[int, Row] = {}
+    for value in old_values(text):
+        terms = [t for t in anchor_terms(value) if t not in GENERIC_TERMS]
+        if not terms:
+            continue
+        found = [r for r, _ in core.index.match(core.scope, terms, NAMED_MAX_ENTRIES + 1, op="AND")]
+        if len(found) > NAMED_MAX_ENTRIES:
+            continue
+        for row in found:
+            e = row.entry()
+            if row.rowid in have or not e.is_current or e.pinned or e.pending or e.type in (RULE, INSTRUCTION) or about_someone_else(e.text):
+                continue
+            signal = contradiction(text, e.text) or contradiction(e.text, text)
+            if signal in SWAPS or (signal and similarity(text, e.text) >= DEDUP_THRESHOLD):
+                continue  # a look-alike with a contradiction signal: step 3's rule (a conflict, both kept) decides
+            out[row.rowid] = row
+    return sorted(out.values(), key=lambda r: (r.vf or 0.0, r.rowid))
 
 
 def _restatement_of(core: Core, text: str, subject: str) -> tuple[Row, float] | None:

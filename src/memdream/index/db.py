@@ -186,8 +186,10 @@ class Index(FileSync):
         layers: tuple[str, ...] = (RESIDENT, RECALL),
         current_only: bool = True,
         postings: bool = True,
+        ended: int = 0,
     ) -> list[tuple[Row, float]]:
-        """The best `limit` rows for `query` with their BM25 (memdream's formula, all query terms).
+        """The best `limit` rows for `query` with their BM25 (memdream's formula, all query terms),
+        then (with `current_only` and `ended` > 0) the best `ended` rows no longer valid (vt set).
 
         A one-shot process asks FTS5 for the matches of the query's rarest terms and scores
         them; a process that searches again on a large index (>= POSTINGS_MIN_ENTRIES)
@@ -208,12 +210,14 @@ class Index(FileSync):
 
                 self._postings = Postings(self)
             self._postings.refresh()
-            top = self._postings.top(scope.key, present, df, n_docs, avgdl, layers, limit, weights)
-            by_id = {r.rowid: r for r in self.rows([rid for rid, _ in top])}
-            return [(by_id[rid], s) for rid, s in top if rid in by_id]
+            top, gone = self._postings.top(scope.key, present, df, n_docs, avgdl, layers, limit, weights, ended)
+            by_id = {r.rowid: r for r in self.rows([rid for rid, _ in top + gone])}
+            return [(by_id[rid], s) for rid, s in top + gone if rid in by_id]
         rarest = sorted(present, key=lambda t: df[t])[:MAX_QUERY_TERMS]
-        found = self.match(scope, rarest, limit, layers, current_only)
-        return [(row, bm25(present, row.tok.split(), df, n_docs, avgdl, weights)) for row, _ in found]
+        found = [r for r, _ in self.match(scope, rarest, limit, layers, current_only)]
+        if current_only and ended > 0:
+            found += [r for r, _ in self.match(scope, rarest, ended, layers, current_only=False, ended_only=True)]
+        return [(row, bm25(present, row.tok.split(), df, n_docs, avgdl, weights)) for row in found]
 
     def search(
         self,
@@ -235,8 +239,10 @@ class Index(FileSync):
         layers: tuple[str, ...] = (RESIDENT, RECALL),
         current_only: bool = True,
         op: str = "OR",
+        ended_only: bool = False,
     ) -> list[tuple[Row, float]]:
-        """Entries holding any (OR) or all (AND) of `terms`, best BM25 first."""
+        """Entries holding any (OR) or all (AND) of `terms`, best BM25 first (`ended_only`: only
+        those no longer valid)."""
         expr = match_expression(terms, op)
         if expr is None:
             return []
@@ -245,7 +251,7 @@ class Index(FileSync):
             f"SELECT {self._COLS}, entries_fts.tok, -bm25(entries_fts) AS s FROM entries_fts"
             " JOIN entries e ON e.rowid = entries_fts.rowid"
             f" WHERE entries_fts MATCH ? AND e.scope = ? AND e.layer IN ({marks})"
-            + (" AND e.vt IS NULL" if current_only else "")
+            + (" AND e.vt IS NULL" if current_only else " AND e.vt IS NOT NULL" if ended_only else "")
             + " ORDER BY bm25(entries_fts) LIMIT ?"
         )
         return [(Row(*r[:13]), r[13]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
@@ -297,6 +303,16 @@ class Index(FileSync):
 
     def by_id(self, scope: Scope, entry_id: str) -> list[Row]:
         return self._rows(self._ROW + " WHERE e.scope = ? AND e.id = ?", (scope.key, entry_id))
+
+    def superseding_at(self, scope: Scope, times: list[float], layers: tuple[str, ...]) -> list[Row]:
+        """The rows of `layers` that superseded something (sup=) and whose validity starts at one
+        of `times` (a supersede writes the ended lines' vt and its successor's vf with one
+        `now`). Read through the sup index: the cost is the scope's supersedes, not its size."""
+        if not times:
+            return []
+        marks = ",".join("?" * len(times))
+        rows = self._rows(self._ROW + f" WHERE e.scope = ? AND e.sup > '' AND e.vf IN ({marks})", (scope.key, *times))
+        return [r for r in rows if r.layer in layers]
 
     def by_supersedes(self, scope: Scope, entry_id: str) -> list[Row]:
         return self._rows(self._ROW + " WHERE e.scope = ? AND e.sup = ?", (scope.key, entry_id))

@@ -109,14 +109,15 @@ class Postings:
 
     def top(
         self, scope_key: str, terms: list[str], df: dict[str, int], n_docs: int, avgdl: float, layers: tuple[str, ...], limit: int,
-        weights: dict[str, float] | None = None,
-    ) -> list[tuple[int, float]]:
-        """(rowid, BM25) of the best `limit` current entries of the scope for `terms`."""
+        weights: dict[str, float] | None = None, ended: int = 0,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """(rowid, BM25) of the best `limit` current entries of the scope for `terms`, and of
+        the best `ended` entries no longer valid (scored in the same pass)."""
         import numpy as np
 
         sid = self.scopes.get(scope_key)
         if sid is None or not terms or n_docs <= 0:
-            return []
+            return [], []
         ndocs = len(self.rowids)
         dl = np.frombuffer(self.dl, dtype=np.int32)
         scores = np.zeros(ndocs, dtype=np.float32)
@@ -131,15 +132,21 @@ class Postings:
             scores[pos] += idf * tf * (BM25_K1 + 1) / (tf + norm)  # a term occurs once per doc in `pos`
         hit = np.flatnonzero(scores)
         if hit.size == 0:
-            return []
+            return [], []
         ok = (
             (np.frombuffer(self.alive, dtype=np.uint8)[hit] == 1)
             & (np.frombuffer(self.scope, dtype=np.int32)[hit] == sid)
-            & (np.frombuffer(self.current, dtype=np.int8)[hit] == 1)
             & np.isin(np.frombuffer(self.layer, dtype=np.int8)[hit], [_LAYER_CODES[x] for x in layers])
         )
         hit = hit[ok]
-        if hit.size > limit:
-            hit = hit[np.argpartition(-scores[hit], limit - 1)[:limit]]
-        order = hit[np.argsort(-scores[hit], kind="stable")]
-        return [(int(self.rowids[i]), float(scores[i])) for i in order]
+        current = np.frombuffer(self.current, dtype=np.int8)[hit] == 1
+
+        def best(h: "np.ndarray", n: int) -> list[tuple[int, float]]:
+            if n <= 0 or h.size == 0:
+                return []
+            if h.size > n:
+                h = h[np.argpartition(-scores[h], n - 1)[:n]]
+            order = h[np.argsort(-scores[h], kind="stable")]
+            return [(int(self.rowids[i]), float(scores[i])) for i in order]
+
+        return best(hit[current], limit), best(hit[~current], ended)

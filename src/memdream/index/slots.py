@@ -51,6 +51,9 @@ def find_slot(index: Index, scope: Scope, text: str, order: Callable[[list[Row]]
                 if found is not None:
                     out.append((subject, found))
                     break
+            else:
+                if not partial and (found := _trail_states(index, scope, text, new_slot, group, subject)) is not None:
+                    out.append((subject, found))
         return out
 
     # A restatement first: a subject one of whose current lines gives the same value.
@@ -70,6 +73,27 @@ def find_slot(index: Index, scope: Scope, text: str, order: Callable[[list[Row]]
 
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+TRAIL_HOPS = 3  # superseded lines looked back through when a subject's current lines do not state its slot
+
+
+def _trail_states(index: Index, scope: Scope, text: str, new_slot: Slot | None, group: list[Row], subject: str) -> Slot | None:
+    """The slot `text` states if a line the subject's current value superseded states it: a
+    change said without the slot's words ("No longer UX researcher: I took the team lead
+    role") keeps the subject of the line it ended ("My job title is UX researcher"), and the
+    next value of the slot ("In my role as staff engineer") must still find that subject."""
+    for row in group:
+        e = row.entry()
+        for _ in range(TRAIL_HOPS):
+            if not e.supersedes:
+                break
+            older = index.by_id(scope, e.supersedes)
+            if not older:
+                break
+            e = older[0].entry()
+            found = states_slot(text, new_slot, e.text, subject)
+            if found is not None:
+                return None if found.multi else found
+    return None
 
 
 # ---- the ambiguous band, settled by a model when one is configured -------------------------

@@ -21,6 +21,8 @@ from memdream.store.vault import Scope
 CANDIDATES = 100  # keyword candidates scored per query
 MAX_QUERY_DAYS, DAY_CANDIDATES = 3, 200  # days a query may name; memories said on one, read as candidates
 CONTEXT_SOURCES, CONTEXT_SOURCES_MAX = 20, 50  # the best-matching memories (2 x k within these) whose neighbours get a floor
+ENDED_CANDIDATES = 20  # superseded lines matching a query whose current successors are candidates too
+SUCCESSION_HOPS = 8  # supersedes followed from an ended line to the line current now
 
 
 @dataclass(frozen=True)
@@ -97,12 +99,22 @@ def recall(
             terms_text = terms_text[:a] + " " + terms_text[b:]
             for row in on_day:
                 rows[row.rowid] = (row, None)  # BM25 computed below
-    for row, score in index.keyword_candidates(scope, terms_text, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings):
-        rows[row.rowid] = (row, score)
+    found = index.keyword_candidates(
+        scope, terms_text, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, ended=ENDED_CANDIDATES if as_of is None else 0
+    )
+    ended = [(row, s) for row, s in found if as_of is None and row.vt is not None]
+    for row, score in found:
+        if as_of is not None or row.vt is None:
+            rows[row.rowid] = (row, score)
     if dense is not None:
         for row in dense.nearest:
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, None))  # BM25 computed below
+    if ended:
+        for row, sc in _successors(index, scope, ended, layers):
+            old = rows.get(row.rowid)
+            if old is None or (old[1] is not None and old[1] < sc):
+                rows[row.rowid] = (row, sc)
 
     def is_valid(row: Row) -> bool:
         if row.layer not in layers:
@@ -194,3 +206,34 @@ def _with_context(
             row, trace = scored[i]
             scored[i] = (row, trace.with_context(floor, names[src]))
     return scored
+
+
+def _successors(index: Index, scope: Scope, found: list[tuple[Row, float]], layers: tuple[str, ...]) -> list[tuple[Row, float]]:
+    """The current lines that superseded the ended candidates `found`, each with the best BM25 of a
+    line it replaced: a change stands for the value it ended ("Traded in the Mazda and got a
+    Kia" answers what "took the Mazda for a drive" answered), as a duplicate stands for what
+    it folded. A supersede links the ended line's vt to its successor's vf (engine/write.py
+    writes both with one `now`); the successor must have superseded something (sup=)."""
+    from memdream.model.entry import END_SUPERSEDED
+
+    ended: dict[float, float] = {}
+    for row, s in found:
+        if row.vt is not None and s > ended.get(row.vt, 0.0) and row.entry().end == END_SUPERSEDED:
+            ended[row.vt] = s
+    out: dict[int, tuple[Row, float]] = {}
+    for _ in range(SUCCESSION_HOPS):
+        if not ended:
+            break
+        later: dict[float, float] = {}
+        for row in index.superseding_at(scope, sorted(ended), layers):
+            s = ended.get(row.vf or 0.0, 0.0)
+            e = row.entry()
+            if not e.supersedes:
+                continue
+            if row.vt is None:
+                if s > out.get(row.rowid, (row, 0.0))[1]:
+                    out[row.rowid] = (row, s)
+            elif e.end == END_SUPERSEDED and s > later.get(row.vt, 0.0):
+                later[row.vt] = s
+        ended = later
+    return list(out.values())

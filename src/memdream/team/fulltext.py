@@ -160,9 +160,11 @@ class PgIndex:
         layers: tuple[str, ...] = (RESIDENT, RECALL),
         current_only: bool = True,
         postings: bool = True,
+        ended: int = 0,
     ) -> list[tuple[Row, float]]:
         """The best `limit` entry lines holding any of the query's terms, with memdream's BM25
-        over all of them (exactly, like the SQLite index's postings)."""
+        over all of them (exactly, like the SQLite index's postings); then (with `current_only`
+        and `ended` > 0) the best `ended` lines no longer valid, scored in the same pass."""
         if scope != self.scope:
             raise ValueError("a PgIndex answers for its own scope only")
         terms = query_tokens(query)
@@ -188,15 +190,16 @@ class PgIndex:
             use.append(t)
             total += df[t]
         sql = (
-            "SELECT l.path, l.pos, l.tok FROM (SELECT DISTINCT path, pos FROM memdream_postings WHERE scope = %s AND term = ANY(%s)) AS m "
+            "SELECT l.path, l.pos, l.tok, l.vt IS NULL FROM (SELECT DISTINCT path, pos FROM memdream_postings WHERE scope = %s AND term = ANY(%s)) AS m "
             "JOIN memdream_lines l ON l.scope = %s AND l.path = m.path AND l.pos = m.pos WHERE l.layer = ANY(%s)"
-            + (" AND l.vt IS NULL" if current_only else "")
+            + (" AND l.vt IS NULL" if current_only and ended <= 0 else "")
         )
-        scored = [
-            (bm25(present, tok.split(), df, n_docs, avgdl, weights), path, pos)
-            for path, pos, tok in self.conn.execute(sql, (scope.key, use, scope.key, list(layers)))
-        ]
-        best = heapq.nsmallest(limit, scored, key=lambda x: (-x[0], x[1], x[2]))
+        scored: list[tuple[float, str, int]] = []
+        gone: list[tuple[float, str, int]] = []
+        for path, pos, tok, valid in self.conn.execute(sql, (scope.key, use, scope.key, list(layers))):
+            (scored if valid or not current_only else gone).append((bm25(present, tok.split(), df, n_docs, avgdl, weights), path, pos))
+        key = lambda x: (-x[0], x[1], x[2])  # noqa: E731
+        best = heapq.nsmallest(limit, scored, key=key) + (heapq.nsmallest(ended, gone, key=key) if current_only and ended > 0 else [])
         if not best:
             return []
         rows = {
@@ -259,6 +262,20 @@ class PgIndex:
             return 0, []
         sql = "SELECT path, pos, layer, line, etype, vf, vt, ca, la, hits, salience, tok, thash" + where + ' ORDER BY ca, entry_id COLLATE "C" LIMIT %s'
         return n, [self._hand_out(*r) for r in self.conn.execute(sql, (*args, limit)).fetchall()]
+
+    def superseding_at(self, scope: Scope, times: list[float], layers: tuple[str, ...]) -> list[Row]:
+        """The entry lines of `layers` whose validity starts at one of `times` (see
+        Index.superseding_at; the caller checks each superseded something)."""
+        if not times:
+            return []
+        sql = (
+            "SELECT pos, path, layer, line, etype, vf, vt, ca, la, hits, salience, tok, thash FROM memdream_lines "
+            "WHERE scope = %s AND vf = ANY(%s) AND layer = ANY(%s)"
+        )
+        out = []
+        for pos, path, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(sql, (self.scope.key, list(times), list(layers))):
+            out.append(self._hand_out(path, pos, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th))
+        return out
 
     def tokens_of(self, rowids: list[int]) -> dict[int, str]:
         """The indexed tokens of rows handed out (recall scores the dense side's nearest with them)."""
