@@ -4,7 +4,6 @@ real uvicorn server on loopback (the web console's pages also through Starlette'
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -22,14 +21,9 @@ from starlette.testclient import TestClient  # noqa: E402
 from memdream.config import load_config  # noqa: E402
 from memdream.memory import Memory  # noqa: E402
 from memdream.web.app import create_app  # noqa: E402
+from ports import free_port, wait_for_port  # noqa: E402
 
 TOKEN = "adversarial-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def open_mem(vault: Path, user: str, clock) -> Memory:  # type: ignore[no-untyped-def]
@@ -135,19 +129,10 @@ def test_memdream_web_does_not_echo_a_supplied_token(tmp_path: Path) -> None:
     cmd = [sys.executable, "-c", "from memdream.cli.main import main; main()", "web", "--vault", str(tmp_path / "v"), "--port", str(port), "--no-scheduler"]
     outputs = []
 
-    def wait_for_port() -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-
     for extra, extra_env in (([ "--token", secret], {}), ([], {"MEMDREAM_WEB_TOKEN": secret})):
         proc = subprocess.Popen(cmd + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**env, **extra_env})
         try:
-            wait_for_port()
+            wait_for_port(port)
             r = httpx.get(f"http://127.0.0.1:{port}/", headers={"Authorization": f"Bearer {secret}"}, timeout=10)
             assert r.status_code == 200
         finally:
@@ -160,7 +145,7 @@ def test_memdream_web_does_not_echo_a_supplied_token(tmp_path: Path) -> None:
     # a generated token is printed (the user needs it)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        wait_for_port()  # the console line is printed before the server listens (it was a 3 s sleep)
+        wait_for_port(port)  # the console line is printed before the server listens (it was a 3 s sleep)
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=15)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -22,6 +20,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from memdream.config import load_config  # noqa: E402
 from memdream.mcp.server import build_server  # noqa: E402
 from memdream.memory import Memory  # noqa: E402
+from ports import free_port, wait_for_port  # noqa: E402
 from stores import stored_text  # noqa: E402
 
 TOOLS = {"remember", "recall", "context", "forget", "pin", "history", "log", "dream", "conflicts", "resolve"}
@@ -153,25 +152,13 @@ def test_over_stdio_with_a_real_memdream_serve(tmp_path: Path) -> None:
     assert "我住在上海" in (vault / "scopes/main/lin/memory/recall").glob("*.md").__next__().read_text(encoding="utf-8")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_over_http_the_bearer_token_is_required(tmp_path: Path) -> None:
     vault = tmp_path / "v"
-    port = _free_port()
+    port = free_port()
     token = "test-token-8f3k2"
     proc = subprocess.Popen([sys.executable, *_serve_args(vault, "--http", f"127.0.0.1:{port}", "--token", token)], stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port)
         url = f"http://127.0.0.1:{port}/mcp"
         refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=5)
         assert refused.status_code == 401 and "bearer token" in refused.text

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -28,16 +27,11 @@ from mcp.client import Client  # noqa: E402
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client  # noqa: E402
 
 from memdream.store.vault import Scope  # noqa: E402
+from ports import free_port  # noqa: E402
 
 BOB = Scope("bob", "main")
 TOOLS = {"remember", "recall", "context", "forget", "pin", "history", "log", "dream", "conflicts", "resolve"}
 RESOURCES = ("memdream://MEMORY.md", "memdream://NOW.md", "memdream://daily/today")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -65,7 +59,7 @@ def servers(team_env: dict[str, str], pg_url: str):  # type: ignore[no-untyped-d
     procs: list[subprocess.Popen] = []
 
     def start() -> str:
-        port = _free_port()
+        port = free_port()
         cmd = [sys.executable, "-m", "memdream.cli.main", "serve", "--http", f"127.0.0.1:{port}", "--store", pg_url, "--no-scheduler"]
         proc = subprocess.Popen(cmd, env=team_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         procs.append(proc)

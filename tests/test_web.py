@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import os
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from memdream.config import load_config  # noqa: E402
 from memdream.memory import Memory  # noqa: E402
 from memdream.web.app import create_app  # noqa: E402
+from ports import free_port  # noqa: E402
 
 TOKEN = "web-test-token"
 XSS = "<script>window.__pwned = 1; alert('x')</script> is just text"
@@ -94,12 +94,6 @@ def test_changes_need_the_page_token_and_never_overwrite_a_hand_edit(client) -> 
     assert "I prefer aisle seats on trains" in path.read_text(encoding="utf-8") and "quiet car" not in path.read_text(encoding="utf-8")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _chromium() -> str | None:
     for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or ""):
         if p and os.path.exists(p):
@@ -120,7 +114,7 @@ def browser_page(tmp_path: Path, clock):  # type: ignore[no-untyped-def]
 
     mem = seeded(tmp_path / "v", clock)
     mem.dream(["light"])  # a dream to show and undo
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(mem, TOKEN, port=port), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
