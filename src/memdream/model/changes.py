@@ -54,11 +54,11 @@ _EN_BEFORE = [
             rf"(?:\s+(?:my\s+)?(?:job|position|role|post|work)\s+(?:at|with|in))?\s+{_DET}{_VALUE}"),
 ]
 _EN_AFTER = [  # the old value, then the marker
-    (True, rf"(?:^|[,.;:!?]\s*|\b(?:my|the|our|old)\s+)(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){{0,3}}?)\s+and I\s+"
-           rf"(?:finally\s+|have\s+|had\s+)?(?:broke up|split(?: up)?|separated|divorced|called it quits|are over|are done|ended it)\b"),
-    (True, rf"\b(?:my|the|our|old)\s+(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){{0,3}}?)\s+(?:finally\s+|just\s+|has\s+|have\s+|is\s+)?"
-           rf"(?:died|broke|broke down|gave (?:up|out)|stopped working|is dead|is gone|is history|bit the dust)\b"),
-    (True, rf"(?:^|[,.;:!?]\s*)(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){{0,3}}?)\s+(?:is|was)\s+(?:history|a thing of the past|no more)\b"),
+    (True, r"(?:^|[,.;:!?]\s*|\b(?:my|the|our|old)\s+)(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){0,3}?)\s+and I\s+"
+           r"(?:finally\s+|have\s+|had\s+)?(?:broke up|split(?: up)?|separated|divorced|called it quits|are over|are done|ended it)\b"),
+    (True, r"\b(?:my|the|our|old)\s+(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){0,3}?)\s+(?:finally\s+|just\s+|has\s+|have\s+|is\s+)?"
+           r"(?:died|broke|broke down|gave (?:up|out)|stopped working|is dead|is gone|is history|bit the dust)\b"),
+    (True, r"(?:^|[,.;:!?]\s*)(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){0,3}?)\s+(?:is|was)\s+(?:history|a thing of the past|no more)\b"),
 ]
 _EN_RES = [(any_word, re.compile(p, re.I)) for any_word, p in _EN_BEFORE + _EN_AFTER]
 _NAME = re.compile(r"[A-Z0-9]")
