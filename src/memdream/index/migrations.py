@@ -140,7 +140,8 @@ def m006_cjk_unigrams(db: sqlite3.Connection) -> None:
 
 
 def m007_said_around(db: sqlite3.Connection) -> None:
-    """Entries by creation time within a scope: recall reads what was said around a match."""
+    """Entries by creation time within a scope: recall reads what was said right after a match,
+    and on a day the query names."""
     _run(db, "CREATE INDEX IF NOT EXISTS entries_ca ON entries(scope, ca, id)")
 
 

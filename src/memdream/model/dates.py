@@ -32,6 +32,7 @@ _ISO = re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b")
 _ZH_NUM = r"[0-9０-９]{1,2}|[一二三四五六七八九十两〇零]{1,3}"
 _ZH = re.compile(rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*)?(?P<mon>{_ZH_NUM})\s*月\s*(?P<day>{_ZH_NUM})\s*[日号號]")
 _ZH_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+_FULL_WIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
 # Days named from the query's own day: how many days back.
 _RELATIVE = re.compile(r"大前天|前天|昨天|昨日|今天|今日|\bthe day before yesterday\b|\byesterday\b|\btoday\b", re.IGNORECASE)
 _BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "今日": 0, "the day before yesterday": 2, "yesterday": 1, "today": 0}
@@ -39,7 +40,7 @@ _BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "�
 
 def _zh_number(text: str) -> int | None:
     """A Chinese or Arabic number from 0 to 31 (五, 十二, 二十六, 三十一, 06, ０６)."""
-    text = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    text = text.translate(_FULL_WIDTH)
     if text.isdigit():
         return int(text)
     if "十" in text:

@@ -89,8 +89,8 @@ def recall(
     days: list[tuple[str, float, float, float]] = []  # (day, start, end, weighted idf)
     named = named_days(query, as_of or now)[:MAX_QUERY_DAYS]
     terms_text = query
+    tz = (as_of or now).tzinfo
     for d, (a, b) in reversed(named):
-        tz = (as_of or now).tzinfo
         start = datetime.combine(d, time(0), tzinfo=tz).timestamp()
         end = datetime.combine(d + timedelta(days=1), time(0), tzinfo=tz).timestamp()
         said, on_day = index.created_between(scope, layers, start, end, DAY_CANDIDATES)
@@ -176,8 +176,8 @@ def _with_context(
     score_all: Callable[[list[tuple[Row, float | None]]], list[tuple[Row, Trace]]],
     sources: int,
 ) -> list[tuple[Row, Trace]]:
-    """Each of the best-matching memories raises the relevance of the memory said next after it
-    (within a conversation's gap) to NEIGHBOUR_SHARE of its own: a reply leans on the turn it
+    """Each of the best-matching memories raises the relevance of the NEXT_TURNS memories said
+    next after it (within a conversation's gap) to NEIGHBOUR_SHARE of its own: a reply leans on the turn it
     answers (model/scoring.py, NEIGHBOUR_SHARE). Only for a memory that matches the query itself,
     if only a little; a floor from a memory's own relevance, so nothing is lifted twice over, and
     nothing is lowered."""
@@ -193,18 +193,16 @@ def _with_context(
         for row, trace in score_all([(n, None) for n in new.values()]):
             by_id[row.rowid] = len(scored)
             scored.append((row, trace))
-    relevance = {row.rowid: trace.relevance for row, trace in best}
-    names: dict[int, str] = {}
-    for src in sorted(relevance, key=lambda r: (-relevance[r], r)):
-        floor = NEIGHBOUR_SHARE * relevance[src]
-        for n in around.get(src, ()):
+    for src, own in best:  # best first; `own` is the source's relevance before any floor
+        floor = NEIGHBOUR_SHARE * own.relevance
+        name = ""
+        for n in around.get(src.rowid, ()):
             i = by_id.get(n.rowid)
             if i is None or not 0 < scored[i][1].relevance < floor:
                 continue  # it must match the query itself, if only a little: nothing is lent to what does not
-            if src not in names:
-                names[src] = next(row for row, _ in best if row.rowid == src).entry().id
+            name = name or src.entry().id
             row, trace = scored[i]
-            scored[i] = (row, trace.with_context(floor, names[src]))
+            scored[i] = (row, trace.with_context(floor, name))
     return scored
 
 

@@ -154,7 +154,8 @@ MIGRATIONS.append(
         4,
         "entry lines by creation time within a scope",
         """
-        -- Recall reads what was said right after a match: the line created next.
+        -- Recall reads what was said right after a match (the lines created next) and on a day
+        -- the query names.
         CREATE INDEX memdream_lines_ca ON memdream_lines (scope, ca, entry_id COLLATE "C") WHERE ca IS NOT NULL;
         """,
     )
