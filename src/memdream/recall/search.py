@@ -110,8 +110,10 @@ def recall(
         for row in dense.nearest:
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, None))  # BM25 computed below
+    heirs: dict[int, Row] = {}  # a current line -> the ended line it stands for (its cosine counts too)
     if ended:
-        for row, sc in _successors(index, scope, ended, layers):
+        for row, sc, src in _successors(index, scope, ended, layers):
+            heirs[row.rowid] = src
             old = rows.get(row.rowid)
             if old is None or (old[1] is not None and old[1] < sc):
                 rows[row.rowid] = (row, sc)
@@ -143,12 +145,17 @@ def recall(
         if missing:  # the dense side's nearest and the neighbours: BM25 over their tokens
             toks = index.tokens_of(missing)
             pairs = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl, weights)) for row, s in pairs]
-        cos = dense.cosines([row for row, _ in pairs]) if dense is not None and pairs else None
+        cos = None
+        if dense is not None and pairs:
+            srcs = [heirs[row.rowid] for row, _ in pairs if row.rowid in heirs]
+            cos = dense.cosines([row for row, _ in pairs] + srcs)
         out: list[tuple[Row, Trace]] = []
         for row, s in pairs:
             c = d = None
             if cos is not None and dense is not None:
                 c = cos.get(row.rowid, 0.0)
+                if row.rowid in heirs:  # a change stands for the value it ended on the dense side too
+                    c = max(c, cos.get(heirs[row.rowid].rowid, 0.0))
                 d = dense_relevance(c, dense.mean, dense.std, dense.n)
             touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
             day, w = on_days(row) if days else (None, 0.0)
@@ -206,32 +213,34 @@ def _with_context(
     return scored
 
 
-def _successors(index: Index, scope: Scope, found: list[tuple[Row, float]], layers: tuple[str, ...]) -> list[tuple[Row, float]]:
+def _successors(index: Index, scope: Scope, found: list[tuple[Row, float]], layers: tuple[str, ...]) -> list[tuple[Row, float, Row]]:
     """The current lines that superseded the ended candidates `found`, each with the best BM25 of a
-    line it replaced: a change stands for the value it ended ("Traded in the Mazda and got a
+    line it replaced, and that line: a change stands for the value it ended ("Traded in the Mazda and got a
     Kia" answers what "took the Mazda for a drive" answered), as a duplicate stands for what
     it folded. A supersede links the ended line's vt to its successor's vf (engine/write.py
     writes both with one `now`); the successor must have superseded something (sup=)."""
     from memdream.model.entry import END_SUPERSEDED
 
-    ended: dict[float, float] = {}
+    ended: dict[float, tuple[float, Row]] = {}  # vt -> (best BM25, the ended line that had it)
     for row, s in found:
-        if row.vt is not None and s > ended.get(row.vt, 0.0) and row.entry().end == END_SUPERSEDED:
-            ended[row.vt] = s
-    out: dict[int, tuple[Row, float]] = {}
+        if row.vt is not None and s > ended.get(row.vt, (0.0, row))[0] and row.entry().end == END_SUPERSEDED:
+            ended[row.vt] = (s, row)
+    out: dict[int, tuple[Row, float, Row]] = {}
     for _ in range(SUCCESSION_HOPS):
         if not ended:
             break
-        later: dict[float, float] = {}
+        later: dict[float, tuple[float, Row]] = {}
         for row in index.superseding_at(scope, sorted(ended), layers):
-            s = ended.get(row.vf or 0.0, 0.0)
+            if (row.vf or 0.0) not in ended:
+                continue
+            s, src = ended[row.vf or 0.0]
             e = row.entry()
             if not e.supersedes:
                 continue
             if row.vt is None:
-                if s > out.get(row.rowid, (row, 0.0))[1]:
-                    out[row.rowid] = (row, s)
-            elif e.end == END_SUPERSEDED and s > later.get(row.vt, 0.0):
-                later[row.vt] = s
+                if row.rowid not in out or s > out[row.rowid][1]:
+                    out[row.rowid] = (row, s, src)
+            elif e.end == END_SUPERSEDED and s > later.get(row.vt, (0.0, src))[0]:
+                later[row.vt] = (s, src)
         ended = later
     return list(out.values())
