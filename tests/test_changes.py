@@ -34,6 +34,14 @@ from memdream.model.changes import about_someone_else, old_values
         ("我不用钉钉了，公司换成了飞书。", ["钉钉"]),
         ("把Photoshop卸了，改用GIMP。", ["Photoshop"]),
         ("卸载了抖音，睡得早多了。", ["抖音"]),
+        ("新电脑到了，旧电脑ThinkPad X1再见。", ["ThinkPad X1"]),  # a farewell after the value
+        ("搬进了新公寓，西湖区拜拜了。", ["西湖区"]),
+        ("再见了，我的五菱宏光。", ["五菱宏光"]),  # a farewell before it
+        ("那台大众宝来上个月卖掉了，现在坐地铁。", ["大众宝来"]),  # sold, said after the value
+        ("不做前端了，转去做运维。", ["前端"]),
+        ("不再是素食者，偶尔也吃鱼。", ["素食者"]),
+        ("和阿杰结束了，各自安好。", ["阿杰"]),
+        ("以前最爱火锅，现在口味清淡了。", ["火锅"]),
     ],
 )
 def test_a_change_names_its_old_value(text: str, values: list[str]) -> None:
@@ -59,6 +67,12 @@ def test_a_change_names_its_old_value(text: str, values: list[str]) -> None:
         "不用客气，随时找我。",  # 不用 as "no need"
         "要从心理上调整过来。",  # 从…调整 is no move from a value
         "上班跟丢了魂一样。",
+        "明天见，拜拜！",  # taking leave of a conversation ends no value
+        "那就这样拜拜。",
+        "拜拜，明天再聊。",
+        "说了再见就走了。",
+        "今天不用电脑了，休息一天。",  # for now, not for good
+        "他的车上周卖了。",
     ],
 )
 def test_no_old_value_without_a_change_of_the_users(text: str) -> None:
@@ -137,6 +151,27 @@ def test_recall_finds_the_current_line_through_what_it_ended(any_mem, clock, lin
     assert lines[0] not in [h.text for h in hits]  # ended lines are never served now
     past = mem.recall(query, k=3, as_of=written[0].entry.valid_from)
     assert [h.text for h in past][:1] == [lines[0]]  # as of then, the old line itself
+
+
+def test_the_current_line_stands_for_what_it_ended_on_the_dense_side_too(tmp_path, clock) -> None:
+    """With an embedder, a successor found through an ended line takes that line's cosine when it
+    is the higher: the change answers the old wording's question in both halves of the fusion."""
+    from memdream.config import load_config
+    from memdream.embed.fake import HashEmbedder
+    from memdream.memory import Memory
+
+    emb = HashEmbedder(dim=256)
+    mem = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock, emb)
+    mem.vault.init()
+    old, new = "周末开着那辆捷达去爬山了，底盘有点低。", "上周把那辆捷达卖了，换了比亚迪。"
+    mem.write(old)
+    clock.advance(days=10)
+    assert mem.write(new).action == "superseded"
+    q = emb.embed(["底盘"], kind="query")[0]
+    own, ended = (float(emb.embed([t])[0] @ q) for t in (new, old))
+    assert ended > own  # the old line is the closer one: what is inherited
+    hit = mem.recall("底盘", k=3)[0]
+    assert hit.text == new and hit.trace.cosine == pytest.approx(ended, abs=1e-5)
 
 
 @pytest.mark.parametrize(

@@ -74,19 +74,29 @@ _SPEAKER = re.compile(r"^\s*[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}:\s")
 
 # ---- Chinese ---------------------------------------------------------------------------------
 
+# "旧车X": the old one of a generic kind of thing, then its name.
+_ZH_OLD = r"旧(?:车|手机|电脑|笔记本|房子|家|工作|公司|单位)?"
 _ZH_V = r"(?P<v>[\u4e00-\u9fffA-Za-z0-9 +#.-]{1,12}?)"
 _ZH_RES = [
     re.compile(p)
     for p in (
         rf"从{_ZH_V}(?:(?:换|改|搬|跳槽|跳|转|调|升|迁|切换)(?:到|成|去|为|回)|离职|辞职)",
         rf"(?:离开|告别|辞掉|辞了|退掉|卖掉|卖了|换掉|甩了|不再(?:用|开|住|吃|养|去)|戒掉|戒了|退出|搬离|搬出|送走|卸载|卸掉)了?{_ZH_V}(?=$|[，。,.!！?？；;、了的])",
-        rf"不用{_ZH_V}了",
+        rf"不(?:用|做|干|搞){_ZH_V}了",
+        rf"不再是{_ZH_V}(?=$|[，。,.!！?？；;、了的])",
+        rf"(?:^|[，。,.!！?？；;])(?:再见|拜拜|永别)(?:了[，,]?|[，,]){_ZH_V}(?=$|[，。,.!！?？；;])",
         rf"把{_ZH_V}(?:卖|换|置换|送|退|辞|扔|甩|处理|戒|淘汰|送人|转手|卸)",
-        rf"(?:和|跟|与){_ZH_V}(?:分手|离婚|分开|散了|分了)",
-        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个|旧的)?{_ZH_V}(?:终于|已经|彻底|也)?(?:坏了|报废|退役|靠边站|送人了|被偷了|寿终正寝)",
-        rf"以前(?:住在|住|在|用|开|是|养|吃|喜欢){_ZH_V}(?:，|,|。|现在|如今|后来|但)",
+        rf"(?:和|跟|与){_ZH_V}(?:分手|离婚|分开|散了|分了|结束了)",
+        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?{_ZH_V}(?:终于|已经|彻底|也)?(?:坏了|报废|退役|靠边站|送人了|被偷了|寿终正寝)",
+        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?{_ZH_V}(?:再见|拜拜|永别)",
+        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?{_ZH_V}(?:[这上]周|上个?月|去年|昨天|今天|前几天|前阵子|最近|终于|已经)?(?:卖掉了|卖了|转手了|出掉了)",
+        rf"以前(?:住在|住|在|用|开|是|养|吃|喜欢|最爱|爱){_ZH_V}(?:，|,|。|现在|如今|后来|但)",
     )
 ]
+# The words of taking leave of a conversation: "那就这样拜拜", "拜拜，明天聊" end no value.
+_ZH_CLOSING = re.compile(r"这样|先|聊|见|说|走|睡|晚安|回头|下次|改天|明天|谢谢|好的|大家|各位|你们")
+_ZH_FAREWELL = re.compile(r"再见|拜拜|永别")
+_ZH_FOR_NOW = re.compile(r"今天|今晚|明天|这次|这回|暂时|先")  # "今天不用电脑了" stops nothing for good
 _ZH_NEGATED = re.compile(r"(?:不|没|没有|别|未|不会|不想|不打算|不能)$")
 _ZH_HYPOTHETICAL = re.compile(r"(?:如果|要是|假如|打算|准备|想要|考虑|可能|也许|要不要|该不该|是否)")
 _ZH_OTHER = re.compile(r"(?<![吉其])他|她|我[哥姐弟妹爸妈]|妹妹|姐姐|哥哥|弟弟|朋友|同事|妈妈|爸爸|父母|邻居|表[哥姐弟妹]|堂[哥姐弟妹]|领导|老板|儿子|女儿")
@@ -144,11 +154,13 @@ def old_values(text: str) -> list[str]:
         for m in pattern.finditer(text):
             before = text[: m.start()]
             clause = re.split(r"[，。,.!！?？；;]", before)[-1]
+            if m.group(0).startswith("不") and _ZH_FOR_NOW.search(clause + m.group(0)):
+                continue
             if _ZH_NEGATED.search(before) or _ZH_HYPOTHETICAL.search(clause) or _ZH_OTHER.search(clause + m.group(0)[: m.start("v") - m.start()]):
                 continue
             v = m.group("v").strip()
             for _ in range(3):
                 v = _ZH_TRIM.sub("", v).strip()
-            if v and v not in GENERIC_VALUES and not _ZH_OTHER.search(v) and len(v) >= 2:
+            if v and v not in GENERIC_VALUES and not _ZH_OTHER.search(v) and len(v) >= 2 and "把" not in v and not (_ZH_FAREWELL.search(m.group(0)) and _ZH_CLOSING.search(v)):
                 out.append(v)
     return list(dict.fromkeys(out))
