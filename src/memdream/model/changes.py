@@ -18,7 +18,8 @@ memories is a common word, not a value.
 
 from __future__ import annotations
 
-import re
+
+from memdream.model import lazyre as re
 
 # ---- English ---------------------------------------------------------------------------------
 

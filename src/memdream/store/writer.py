@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import signal
 import tempfile
 import threading
@@ -37,6 +36,7 @@ from filelock import FileLock, Timeout
 from memdream.clock import Clock
 from memdream.errors import VaultError
 from memdream.model.classify import classify_type
+from memdream.model import lazyre as re
 from memdream.store.files import LINE_INDEX_MAX, FileState, content_hash, decode_exact, encode_exact, has_raw_bytes, read_file
 from memdream.store.format import Document, Line, parse_document, render_line
 from memdream.store.vault import Vault
