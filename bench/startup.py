@@ -3,8 +3,11 @@
     .venv/bin/python bench/startup.py [--runs 15] [--code NAME=SRC_DIR ...] [--report docs/benchmarks.md]
 
 Times whole processes, median of `--runs` after one warm-up, on a vault of 1,000 memories:
-`memdream --version`, `recall` in English and Chinese, `remember`, `log`; and beside them, in
-the same run, `python -c pass` (the interpreter's floor) and `import memdream.memory` alone.
+`memdream --version`, `recall` in English and Chinese, `remember`, `log`, `recall` with
+`MEMDREAM_EMBEDDER=use` (the vault's vectors made beforehand by `memdream index embed`, so the
+process pays the model's load and one query embedding), and `memdream serve` spawned until its
+answer to MCP's `initialize` arrives on stdout; and beside them, in the same run, `python -c pass`
+(the interpreter's floor) and `import memdream.memory` alone.
 `--code NAME=SRC_DIR` runs the same commands against another source tree (e.g. a copy of an
 older commit's src/) through PYTHONPATH, interleaved run by run with this tree's, so machine
 noise falls on both alike. Also reports the slowest modules to import (`python -X importtime`,
@@ -18,6 +21,7 @@ import argparse
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +38,14 @@ START, END = "<!-- bench:startup:start -->", "<!-- bench:startup:end -->"
 ROOT = Path(__file__).resolve().parent.parent
 CLI = "from memdream.cli.main import main; main()"
 
+#: an MCP client's first request, as one JSON-RPC line on the server's stdin
+INITIALIZE = (
+    '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", '
+    '"capabilities": {}, "clientInfo": {"name": "bench-startup", "version": "0"}}}\n'
+)
+MCP = "mcp"  # a case whose process is timed to its answer to `initialize`, then stopped
+USE = "use"  # a case run with MEMDREAM_EMBEDDER=use
+
 CASES: list[tuple[str, list[str]]] = [
     ("python -c pass", ["-c", "pass"]),
     ("import memdream.memory", ["-c", "import memdream.memory"]),
@@ -42,6 +54,8 @@ CASES: list[tuple[str, list[str]]] = [
     ("memdream recall 咖啡", ["-c", CLI, "recall", "咖啡"]),
     ('memdream remember "…"', ["-c", CLI, "remember", "RUN"]),
     ("memdream log", ["-c", CLI, "log", "RUN", "a step finished"]),
+    ("memdream recall foo, MEMDREAM_EMBEDDER=use", ["-c", CLI, "recall", "foo", USE]),
+    ("memdream serve, spawn to initialize answered", ["-c", CLI, "serve", MCP]),
 ]
 
 
@@ -57,17 +71,50 @@ def seed(vault: Path, src: Path) -> None:
     subprocess.run([sys.executable, "-c", code, str(vault)], check=True, env=_env(src, vault))
 
 
-def _env(src: Path, vault: Path) -> dict[str, str]:
+def embed(vault: Path, src: Path) -> None:
+    """A copy of the vault beside it with its vectors made by `use`, so a timed recall embeds only its query."""
+    shutil.copytree(vault, vault.with_name("use"))
+    vault = vault.with_name("use")
+    subprocess.run([sys.executable, "-c", CLI, "index", "embed"], check=True, capture_output=True, env=_env(src, vault, "use"))
+
+
+def _env(src: Path, vault: Path, embedder: str = "none") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDREAM_")}
-    env.update(PYTHONPATH=str(src), MEMDREAM_VAULT=str(vault), MEMDREAM_EMBEDDER="none", PYTHONDONTWRITEBYTECODE="")
+    env.update(PYTHONPATH=str(src), MEMDREAM_VAULT=str(vault), MEMDREAM_EMBEDDER=embedder, PYTHONDONTWRITEBYTECODE="")
     return env
 
 
 def time_case(args: list[str], src: Path, vault: Path, n: int) -> float:
-    argv = [sys.executable, *[a.replace("RUN", f"startup note {n} {time.time_ns()}") for a in args]]
+    embedder = USE if USE in args else "none"
+    vault = vault.with_name("use") if USE in args else vault
+    argv = [sys.executable, *[a.replace("RUN", f"startup note {n} {time.time_ns()}") for a in args if a not in (MCP, USE)]]
+    if MCP in args:
+        return time_mcp(argv, _env(src, vault, embedder), vault.parent)
     t = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, env=_env(src, vault), cwd=vault.parent)
+    subprocess.run(argv, check=True, capture_output=True, env=_env(src, vault, embedder), cwd=vault.parent)
     return (time.perf_counter() - t) * 1000
+
+
+def time_mcp(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Spawn the stdio server, send `initialize`, and time until its answer's line arrives."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(INITIALIZE.encode())
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        ms = (time.perf_counter() - t) * 1000
+        if b'"id":1' not in line.replace(b" ", b"") or b"result" not in line:
+            raise RuntimeError(f"memdream serve did not answer initialize: {line[:300]!r}")
+        return ms
+    finally:
+        proc.stdin.close()  # end of input: the server exits
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def import_times(src: Path, vault: Path, runs: int = 5) -> list[tuple[float, float, str]]:
@@ -98,6 +145,7 @@ def main() -> None:
             vaults[name] = Path(tmp) / re.sub(r"\W+", "_", name) / "v"
             print(f"[bench] seeding 1,000 memories with {name} ({src}) ...", file=sys.stderr, flush=True)
             seed(vaults[name], src)
+            embed(vaults[name], src)
         for label, case in CASES:
             for name, src in trees:
                 time_case(case, src, vaults[name], -1)  # warm the page cache and the index
@@ -111,7 +159,7 @@ def main() -> None:
         "## Start-up: memdream as a new process (issue 21)",
         "",
         f"Measured {datetime.now():%Y-%m-%d} on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"median of {args.runs} processes after a warm-up, on a vault of 1,000 memories, keyword only. {args.note}".rstrip(),
+        f"median of {args.runs} processes after a warm-up, on a vault of 1,000 memories, keyword only unless `use` is named. {args.note}".rstrip(),
         "",
         f"Command: `python bench/startup.py --runs {args.runs}" + "".join(f" --code {c}" for c in args.code) + "`",
         "",

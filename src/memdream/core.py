@@ -16,7 +16,6 @@ on a Core from outside: a transaction is an argument, never an attribute.
 
 from __future__ import annotations
 
-import secrets as _random
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -85,6 +84,8 @@ class Core:
     # -- ids and where lines go
     def new_id(self, taken: Iterable[str] = ()) -> str:
         """A fresh entry id, unused in `taken` and in the whole vault's index."""
+        import secrets as _random  # here, not at import: hmac and OpenSSL's hashes load with it (issue 21)
+
         taken = set(taken)
         while True:
             candidate = "".join(_random.choice(ID_ALPHABET) for _ in range(ID_LENGTH))

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from memdream.model import lazyre as re
 from memdream.model.secrets import shown_entry
 from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected

@@ -7,7 +7,6 @@ archive what is old and unimportant, demote idle resident preferences.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import datetime
 from itertools import chain
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from memdream.dream.plan import Drop, Move, Plan
 from memdream.index.db import LifecycleDue
 from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
+from memdream.model import lazyre as re
 from memdream.model.lifecycle import (
     ARCHIVE_IT,
     DEMOTE,

@@ -9,13 +9,13 @@ never passes.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from memdream.model import lazyre as re
 from memdream.model.secrets import find_secret
 from memdream.model.similarity import new_content, normalize
 from memdream.model.tokens import cjk_words, tokens

@@ -8,13 +8,13 @@ Only numpy is needed.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from memdream.embed.embedder import Kind
 from memdream.embed.local import check_texts, l2_normalize
+from memdream.model import lazyre as re
 
 if TYPE_CHECKING:
     import numpy

@@ -27,7 +27,7 @@ from memdream.engine.checks import check_subject, check_text, no_secret
 from memdream.errors import RefusedInput
 from memdream.index.db import NEG_TOKEN, Row
 from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
-from memdream.model.changes import GENERIC_TERMS, about_someone_else, old_values
+from memdream.model.changes import about_someone_else, generic_terms, old_values
 from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
@@ -187,7 +187,7 @@ def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
     Berlin"), which the contradiction rule keeps beside it."""
     out: dict[int, Row] = {}
     for value in old_values(text):
-        terms = [t for t in anchor_terms(value) if t not in GENERIC_TERMS]
+        terms = [t for t in anchor_terms(value) if t not in generic_terms()]
         if not terms:
             continue
         found = [r for r, _ in core.index.match(core.scope, terms, NAMED_MAX_ENTRIES + 1, op="AND")]

@@ -18,12 +18,12 @@ Pure reading: nothing here writes; `Memory.import_folder` does, idempotently.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdream.importers.common import read_text
+from memdream.model import lazyre as re
 
 FOLDER_FORMATS = ("claude-code", "openclaw", "cowagent")
 MAX_FILE_BYTES = 8 * 1024 * 1024

@@ -5,10 +5,10 @@ A file without any recognisable turn is kept whole as one "note" message: nothin
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from memdream.importers.common import read_text
+from memdream.model import lazyre as re
 from memdream.store.transcripts import Message, Transcript
 
 _ROLES = {

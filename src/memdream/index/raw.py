@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from memdream.model import lazyre as re
 from memdream.model.secrets import shown_text
 from memdream.index.db import Index
 from memdream.index.fts import index_text, match_expression

@@ -9,12 +9,12 @@ indexed query; an embedder, when configured, orders them nearest first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE
+from memdream.model import lazyre as re
 from memdream.model.slots import Slot, same_value, slot_of, states_slot, subject_slot
 from memdream.store.vault import Scope
 

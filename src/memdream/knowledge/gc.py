@@ -19,13 +19,13 @@ the files and the clock, so a frozen clock gives the same plan every time.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from memdream.errors import MemdreamError
 from memdream.knowledge.notes import as_date, parse_note, render_note
+from memdream.model import lazyre as re
 from memdream.store.files import decode, read_file
 from memdream.store.vault import ARCHIVE_DIR, INDEX_FILE, REFLECTIONS_DIR
 

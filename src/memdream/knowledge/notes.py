@@ -24,12 +24,12 @@ The body is append-only for the machine: a paragraph is never rewritten, only ma
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from memdream.errors import RefusedInput
+from memdream.model import lazyre as re
 
 CATEGORIES = ("lessons", "decisions", "people", "projects", "preferences")
 PRIORITIES = ("🔴", "🟡", "⚪")

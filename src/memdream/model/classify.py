@@ -6,9 +6,9 @@ functions fill them in otherwise. They are pure and cheap, and err on the side o
 
 from __future__ import annotations
 
-import re
 
 from memdream.model.entry import FACT, IDENTITY, INSTRUCTION, PREFERENCE, RULE
+from memdream.model import lazyre as re
 
 # Ordered: the first matching cue wins. Chinese cues are substrings; English ones are words.
 _TYPE_CUES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-import re
 import unicodedata
 
+from memdream.model import lazyre as re
 from memdream.model.tokens import EN_STOPWORDS
 from memdream.model.wording import CJK, normalize, stem
 

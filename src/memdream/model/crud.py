@@ -14,10 +14,10 @@ The zone between "related" and "unrelated" is ambiguous; a configured model may 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
+from memdream.model import lazyre as re
 from memdream.model.similarity import DEDUP_THRESHOLD, content_words, is_duplicate, similarity
 
 Kind = Literal["ADD", "UPDATE", "NOOP", "CONFLICT"]

@@ -11,8 +11,9 @@ convention. Pure functions.
 
 from __future__ import annotations
 
-import re
 from datetime import date, datetime, timedelta
+
+from memdream.model import lazyre as re
 
 _MONTHS = {
     m: i + 1

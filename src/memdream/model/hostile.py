@@ -16,9 +16,9 @@ Pure functions, regular expressions compiled at import (a few, cheap).
 
 from __future__ import annotations
 
-import re
 
 from memdream.model.entry import INSTRUCTION, RULE
+from memdream.model import lazyre as re
 
 __all__ = ["PENDING_UNCONFIRMED", "PENDING_INJECTION", "injection_kind", "pending_reason"]
 

@@ -8,12 +8,12 @@ hallucinate. The thresholds are named once, here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
+from memdream.model import lazyre as re
 from memdream.model.scoring import importance, last_touched
 from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content
 

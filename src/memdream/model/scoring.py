@@ -13,11 +13,11 @@ relevance (0..1, on an absolute scale) gates.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memdream.model.entry import TYPE_PRIOR, Entry
+from memdream.model import lazyre as re
 
 # BM25 (Robertson/Sparck Jones with Lucene's always-positive IDF), computed over the index's
 # tokens so it means the same in every scope and corpus size.

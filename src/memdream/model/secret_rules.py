@@ -9,7 +9,8 @@ import: `Rules()` compiles them once, when the engine is built on the first chec
 
 from __future__ import annotations
 
-import re
+
+from memdream.model import lazyre as re
 
 # Word boundaries that treat "_" as a separator, so DB_PASSWORD / OPENAI_API_KEY match.
 _B = r"(?<![A-Za-z0-9])"

@@ -11,10 +11,10 @@ model/contradiction.py; both are imported here too, where the rest of the code f
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from memdream.model.contradiction import contradiction, numbers
+from memdream.model import lazyre as re
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS, tokens
 from memdream.model.wording import CJK, SYNONYMS_EN, SYNONYMS_ZH, normalize, plain, plain_words, stem
 

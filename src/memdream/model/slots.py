@@ -13,9 +13,9 @@ languages) is `multi`: a text there only joins an entry stating the same value.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from memdream.model import lazyre as re
 from memdream.model.similarity import contradiction, is_duplicate, plain, plain_words, swapped_parts
 
 MAX_VALUE_WORDS = 6  # a text whose value takes more words than this is a story, not a slot value

@@ -8,9 +8,9 @@ English stemmed and Chinese by the segmenter.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
+from memdream.model import lazyre as re
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS
 
 _DROP = re.compile(r"[\W_]+", re.UNICODE)

@@ -8,12 +8,12 @@ slightly high for English with common BPE vocabularies, so a budget is not overr
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from memdream.model.entry import Entry
+from memdream.model import lazyre as re
 from memdream.model.scoring import importance, last_touched
 from memdream.model.snippet import Snippet
 

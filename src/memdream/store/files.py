@@ -9,12 +9,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdream.errors import VaultError
+from memdream.model import lazyre as re
 
 # A line longer than this (typed by hand: memdream writes at most max_chars of text plus its
 # metadata) stays in the file as it is and is not adopted; only its first LINE_INDEX_MAX

@@ -19,11 +19,11 @@ Rules:
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from memdream.model.entry import Entry
+from memdream.model import lazyre as re
 
 META_OPEN = "<!--m:"
 META_CLOSE = "-->"

@@ -16,10 +16,10 @@ recall. They are written once through the writer and never rewritten.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memdream.model import lazyre as re
 from memdream.store.vault import SESSIONS_DIR, validate_name  # noqa: F401  (SESSIONS_DIR re-exported: its home is store/vault.py)
 
 _MSG_HEAD = re.compile(r"^### (\S+?)(?: · (.+))?$")

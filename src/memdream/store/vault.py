@@ -18,13 +18,13 @@ Every path of the layout is made here; other modules ask a Vault for it.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
 from memdream.errors import InvalidName, VaultError
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
+from memdream.model import lazyre as re
 
 NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 MAX_NAME = 64

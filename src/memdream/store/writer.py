@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,16 +28,18 @@ from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from memdream.clock import Clock
 from memdream.errors import VaultError
 from memdream.model.classify import classify_type
+from memdream.model import lazyre as re
 from memdream.store.files import LINE_INDEX_MAX, FileState, content_hash, decode_exact, encode_exact, has_raw_bytes, read_file
 from memdream.store.format import Document, Line, parse_document, render_line
 from memdream.store.vault import Vault
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 # Reading lives in store/files.py; these names are imported from here by shells not yet
 # switched to it (web/app.py, for one). New code imports them from store/files.py.
@@ -142,6 +142,8 @@ def _signals_deferred() -> Iterator[None]:
 
 
 def _atomic_write(path: Path, data: bytes, expected: FileState | None) -> FileState:
+    import tempfile  # here, not at import: a process that only reads never loads it (issue 21)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:
@@ -221,6 +223,8 @@ class Writer:
         with self._thread_lock:
             if self._depth == 0:
                 self.vault.state_dir.mkdir(parents=True, exist_ok=True)
+                from filelock import FileLock, Timeout  # here, not at import: a reading process never loads it
+
                 if self._file_lock is None:
                     self._file_lock = FileLock(str(self.vault.lock_path), thread_local=False)
                 try:

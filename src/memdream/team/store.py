@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.config import Config
 from memdream.errors import ConfigError, MemdreamError, VaultError
+from memdream.model import lazyre as re
 from memdream.store.files import read_file
 from memdream.store.vault import Scope, Vault
 from memdream.team.schema import migrate
