@@ -79,6 +79,9 @@ _SPEAKER = re.compile(r"^\s*[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}:\s")
 # "旧车X": the old one of a generic kind of thing, then its name.
 _ZH_OLD = r"旧(?:车|手机|电脑|笔记本|房子|家|工作|公司|单位)?"
 _ZH_V = r"(?P<v>[\u4e00-\u9fffA-Za-z0-9 +#.-]{1,12}?)"
+# A clause that starts with the thing itself, maybe pointed at ("我那台", "旧手机"): what the
+# markers said after the value (坏了, 再见, 卖掉了) follow.
+_ZH_THIS = rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?"
 _ZH_RES = [
     re.compile(p)
     for p in (
@@ -89,9 +92,9 @@ _ZH_RES = [
         rf"(?:^|[，。,.!！?？；;])(?:再见|拜拜|永别)(?:了[，,]?|[，,]){_ZH_V}(?=$|[，。,.!！?？；;])",
         rf"把{_ZH_V}(?:卖|换|置换|送|退|辞|扔|甩|处理|戒|淘汰|送人|转手|卸)",
         rf"(?:和|跟|与){_ZH_V}(?:分手|离婚|分开|散了|分了|结束了)",
-        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?{_ZH_V}(?:终于|已经|彻底|也)?(?:坏了|报废|退役|靠边站|送人了|被偷了|寿终正寝)",
-        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?{_ZH_V}(?:再见|拜拜|永别)",
-        rf"(?:^|[，。,.!！?？；;])(?:我的|我那|那台|那部|那个)?(?:旧的|{_ZH_OLD})?{_ZH_V}(?:[这上]周|上个?月|去年|昨天|今天|前几天|前阵子|最近|终于|已经)?(?:卖掉了|卖了|转手了|出掉了)",
+        rf"{_ZH_THIS}{_ZH_V}(?:终于|已经|彻底|也)?(?:坏了|报废|退役|靠边站|送人了|被偷了|寿终正寝)",
+        rf"{_ZH_THIS}{_ZH_V}(?:再见|拜拜|永别)",
+        rf"{_ZH_THIS}{_ZH_V}(?:[这上]周|上个?月|去年|昨天|今天|前几天|前阵子|最近|终于|已经)?(?:卖掉了|卖了|转手了|出掉了)",
         rf"以前(?:住在|住|在|用|开|是|养|吃|喜欢|最爱|爱){_ZH_V}(?:，|,|。|现在|如今|后来|但)",
     )
 ]
@@ -163,6 +166,7 @@ def old_values(text: str) -> list[str]:
             v = m.group("v").strip()
             for _ in range(3):
                 v = _ZH_TRIM.sub("", v).strip()
+            # 把 marks what follows as the object ("上周把那辆捷达卖了"): a value is never read across it
             if v and v not in GENERIC_VALUES and not _ZH_OTHER.search(v) and len(v) >= 2 and "把" not in v and not (_ZH_FAREWELL.search(m.group(0)) and _ZH_CLOSING.search(v)):
                 out.append(v)
     return list(dict.fromkeys(out))
