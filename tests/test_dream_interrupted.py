@@ -158,13 +158,22 @@ TRIALS = [
 ]
 
 
+def _default_signals() -> None:
+    """The dream's signals at their default in the child: a suite run under `nohup` (SIGHUP
+    ignored, inherited across exec) would otherwise leave the dream nothing to turn into a stop."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("name,wait_for,action,light_applied", TRIALS, ids=[t[0] for t in TRIALS])
 def test_a_dream_stopped_at_any_point_can_be_undone_exactly(tmp_path: Path, template: Path, server, name, wait_for, action, light_applied) -> None:
     root = tmp_path / "vault"
     shutil.copytree(template, root)
     before = vault_files(root)
     asked = len(server.requests)
-    proc = subprocess.Popen([*MEMDREAM, "dream"], env=env_for(root, server), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*MEMDREAM, "dream"], env=env_for(root, server), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals
+    )
     assert proc.stderr is not None
     seen: list[str] = []
     if wait_for.startswith("request"):
