@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=None, help="a folder holding the public data (default ../shared/bench/<set>)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", type=int, default=0, metavar="N", help="only the first N conversations of each set")
-    ap.add_argument("--report", type=Path, default=None)
+    ap.add_argument("--report", default=None, help="write the section into this Markdown file (an empty value writes none)")
     ap.add_argument("--json", type=Path, default=None, help="also write every per-question score here")
     ap.add_argument("--diagnose", default=None, help="print the misses of one set")
     ap.add_argument("--diagnose-config", default="memdream")
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(all_results, configs, cmd, time.perf_counter() - t0)
     print(section)
     if args.report:
-        write_report(args.report, section)
+        write_report(Path(args.report), section)
     if args.json:
         args.json.write_text(json.dumps({n: {c: r.scores for c, r in res.items()} for n, (_, res, _) in all_results.items()}), encoding="utf-8")
     return 0

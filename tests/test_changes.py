@@ -172,6 +172,11 @@ def test_the_current_line_stands_for_what_it_ended_on_the_dense_side_too(tmp_pat
     assert ended > own  # the old line is the closer one: what is inherited
     hit = mem.recall("底盘", k=3)[0]
     assert hit.text == new and hit.trace.cosine == pytest.approx(ended, abs=1e-5)
+    # The dense side brings every line of this small scope as a nearest one; the successor it
+    # brought still keeps the ended line's keyword half, as it does without an embedder.
+    keyword = Memory(load_config(tmp_path / "v", "me", "main", env={}), clock).recall("底盘", k=3)[0]
+    assert keyword.text == new and keyword.trace.bm25 > 0
+    assert hit.trace.bm25 == pytest.approx(keyword.trace.bm25)
 
 
 @pytest.mark.parametrize(

@@ -110,10 +110,10 @@ def recall(
         for row in dense.nearest:
             if row.layer in layers:
                 rows.setdefault(row.rowid, (row, None))  # BM25 computed below
-    heirs: dict[int, Row] = {}  # a current line -> the ended line it stands for (its cosine counts too)
+    heirs: dict[int, tuple[Row, float]] = {}  # a current line -> the ended line it stands for, and its BM25
     if ended:
         for row, sc, src in _successors(index, scope, ended, layers):
-            heirs[row.rowid] = src
+            heirs[row.rowid] = (src, sc)
             old = rows.get(row.rowid)
             if old is None or (old[1] is not None and old[1] < sc):
                 rows[row.rowid] = (row, sc)
@@ -142,12 +142,17 @@ def recall(
 
     def score_all(pairs: list[tuple[Row, float | None]]) -> list[tuple[Row, Trace]]:
         missing = [row.rowid for row, s in pairs if s is None]
-        if missing:  # the dense side's nearest and the neighbours: BM25 over their tokens
+        if missing:  # the dense side's nearest, a named day's lines and the neighbours: BM25 over their tokens
             toks = index.tokens_of(missing)
-            pairs = [(row, s if s is not None else bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl, weights)) for row, s in pairs]
+            # A successor brought in first by the dense side or a named day still stands for the
+            # line it ended: it keeps that line's BM25 when its own is lower.
+            pairs = [
+                (row, s if s is not None else max(bm25(terms, toks.get(row.rowid, "").split(), df, n_docs, avgdl, weights), heirs.get(row.rowid, (row, 0.0))[1]))
+                for row, s in pairs
+            ]
         cos = None
         if dense is not None and pairs:
-            srcs = [heirs[row.rowid] for row, _ in pairs if row.rowid in heirs]
+            srcs = [heirs[row.rowid][0] for row, _ in pairs if row.rowid in heirs]
             cos = dense.cosines([row for row, _ in pairs] + srcs)
         out: list[tuple[Row, Trace]] = []
         for row, s in pairs:
@@ -155,7 +160,7 @@ def recall(
             if cos is not None and dense is not None:
                 c = cos.get(row.rowid, 0.0)
                 if row.rowid in heirs:  # a change stands for the value it ended on the dense side too
-                    c = max(c, cos.get(heirs[row.rowid].rowid, 0.0))
+                    c = max(c, cos.get(heirs[row.rowid][0].rowid, 0.0))
                 d = dense_relevance(c, dense.mean, dense.std, dense.n)
             touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
             day, w = on_days(row) if days else (None, 0.0)
