@@ -34,7 +34,7 @@ def test_the_corpus_is_big_enough_and_bilingual() -> None:
         assert len({(a, b) for _, a, b in pairs}) == len(pairs)
         zh = sum(any("\u4e00" <= ch <= "\u9fff" for ch in a) for _, a, _ in pairs)
         assert 0.3 * len(pairs) < zh < 0.7 * len(pairs)
-    assert set(Counter(k for k, _, _ in CONTRADICTIONS)) == {"negation", "number", "date", "amount", "role", "order", "value"}
+    assert set(Counter(k for k, _, _ in CONTRADICTIONS)) == {"negation", "number", "date", "amount", "role", "order", "value", "recombined"}
     assert set(Counter(k for k, _, _ in RESTATEMENTS)) == {"reorder", "synonym", "filler", "less", "surface"}
 
 
@@ -44,8 +44,9 @@ def test_no_contradiction_is_folded() -> None:
 
 
 def test_every_look_alike_contradiction_carries_a_signal() -> None:
-    # "value" pairs differ by a content word (the older rule sees them); the others need a signal.
-    silent = [(k, a, b) for k, a, b in CONTRADICTIONS if k != "value" and not (contradiction(a, b) and contradiction(b, a))]
+    # "value" pairs differ by a content word (the older rule sees them), "recombined" ones by
+    # which clause each part comes from (`_justified`); the others need a signal.
+    silent = [(k, a, b) for k, a, b in CONTRADICTIONS if k not in ("value", "recombined") and not (contradiction(a, b) and contradiction(b, a))]
     assert silent == []
 
 
@@ -62,6 +63,9 @@ def test_most_restatements_fold_without_an_embedder() -> None:
         ("The shop is open Monday to Friday", "The shop is open Friday to Monday"),
         ("我对花生不过敏", "我对花生过敏"),
         ("小李欠我300，小张欠我500", "小李欠我500，小张欠我300"),
+        ("Alice owes me 300 and Bob 500", "Bob owes me 300"),
+        ("Sam drives a Volvo. His wife drives a Kia.", "Sam drives a Kia"),
+        ("老张开宝马，他老婆开特斯拉。", "老张开特斯拉"),
     ],
 )
 def test_the_write_path_keeps_both_sides(mem, first: str, second: str) -> None:
@@ -210,3 +214,20 @@ def test_the_ambiguous_band_is_settled_by_a_model_and_refusals_are_ignored(tmp_p
         n = len(server.requests)
         mem.write("Never takes the bike to the office")
         assert len(server.requests) == n
+
+
+@pytest.mark.parametrize(
+    "message, restated",
+    [
+        ("Caroline: Wow, Melanie! I'm getting creative too, just learning the piano. What made you try pottery?",
+         "Caroline mentioned that she's getting creative too, just learning the piano"),
+        ("小美：哈哈谢谢！我最近在学钢琴，每周上两次课。你呢？", "小美提到最近在学钢琴，每周上两次课"),
+    ],
+)
+def test_a_restated_clause_of_a_message_refreshes_it(mem, message: str, restated: str) -> None:
+    """One clause of a longer message said again (the speaker named, "mentioned that") is that
+    message said again: no new line, the message's line refreshed."""
+    a = mem.write(message)
+    b = mem.write(restated)
+    assert b.action == "duplicate" and b.entry.id == a.entry.id
+    assert [e.text for e in mem.list()] == [message]

@@ -3,7 +3,8 @@
 CONTRADICTIONS look alike and mean different things: the later text must never be folded
 into the earlier one (nor the other way round). Kinds: negation (zh 不/没/别/未/无, en
 not/never/no/n't), number, date, amount, role (who does what to whom), order (a direction
-or a sequence reversed), value (the same slot with another value).
+or a sequence reversed), value (the same slot with another value), recombined (parts of two
+clauses of a longer earlier text joined into one claim neither says).
 
 RESTATEMENTS say the same fact again: reorder (the same words in another order), synonym
 (other words for the same thing), filler (words that add nothing: really, 其实, now, 啊),
@@ -240,6 +241,25 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     ("value", "我的编辑器是 VS Code", "我的编辑器是 Cursor"),
     ("value", "我是产品经理", "我是数据分析师"),
     ("value", "我主要写 Java", "我主要写 Rust"),
+    # -- recombined: the later text joins parts of two clauses of a longer earlier one
+    ("recombined", "Alice owes me 500. I owe Bob 300.", "Bob owes me 300"),
+    ("recombined", "Busy week. The shop opens at 10 on Monday, at 9 on Tuesday.", "The shop opens at 9 on Monday"),
+    ("recombined", "Long day. Leo gave Mia the keys yesterday.", "Mia gave Leo the keys"),
+    ("recombined", "Big year. Tom moved from Berlin to Paris in May.", "Tom moved from Paris to Berlin"),
+    ("recombined", "My sister lives in Leeds, my brother in York.", "My sister lives in York"),
+    ("recombined", "I teach piano on Mondays, and I learn French on Fridays.", "I teach French on Mondays"),
+    ("recombined", "Sam drives a Volvo. His wife drives a Kia.", "Sam drives a Kia"),
+    ("recombined", "The dentist is at 3pm, the vet at 5pm.", "The vet is at 3pm"),
+    ("recombined", "Good news: Anna got the job at Google, and Ben got the one at Meta.", "Anna got the job at Meta"),
+    ("recombined", "I love tea. Coffee gives me headaches.", "Tea gives me headaches"),
+    ("recombined", "小李欠我三百块。我欠小王五百块。", "我欠小李三百块"),
+    ("recombined", "好消息！小王下周三去北京，下周二去上海。", "小王下周二去北京"),
+    ("recombined", "我姐姐住在杭州，我哥哥住在南京。", "我姐姐住在南京"),
+    ("recombined", "周一我上瑜伽课，周四我去游泳。", "周一我去游泳"),
+    ("recombined", "老张开宝马，他老婆开特斯拉。", "老张开特斯拉"),
+    ("recombined", "我喜欢喝茶。咖啡让我头疼。", "喝茶让我头疼"),
+    ("recombined", "儿子在一中读初二，女儿在实验小学读三年级。", "女儿在一中读初二"),
+    ("recombined", "牙医约在下午三点，宠物医院约在五点。", "宠物医院约在下午三点"),
 ]
 
 RESTATEMENTS: list[tuple[str, str, str]] = [
@@ -420,6 +440,21 @@ RESTATEMENTS: list[tuple[str, str, str]] = [
     ("less", "我坐地铁2号线上班", "我坐地铁上班"),
     ("less", "房租每月5200元，包水电", "房租每月5200元"),
     ("less", "我女儿在育才小学上三年级", "我女儿在育才小学上学"),
+    # -- less: one clause of a longer message, the speaker named
+    ("less", "Jon: I'm gonna keep on believing in myself. Thanks for the kind words!", "Jon mentioned that they're gonna keep on believing in themselves"),
+    ("less", "Gina: Thanks! I'm excited and kinda nervous. The store opens soon!", "Gina mentioned that she's excited and kinda nervous"),
+    ("less", "Melanie: Yeah, I made this bowl in my class. It took some work, but I'm pretty proud of it.", "Melanie said that it took some work, but she's pretty proud of it"),
+    ("less", "阿明：谢谢！我下个月要去成都出差，顺便见见老同学。", "阿明提到下个月要去成都出差"),
+    ("less", "Caroline: Wow, Melanie! I'm getting creative too, just learning the piano. What made you try pottery?", "Caroline is getting creative too, just learning the piano"),
+    ("less", "Jon: Thanks, Gina! Dance is my passion, and I'm gonna keep working hard on the studio.", "Dance is Jon's passion"),
+    ("less", "Melanie: Hey! Last Fri I finally took my kids to a pottery workshop. It was fun!", "Last Fri Melanie finally took her kids to a pottery workshop"),
+    ("less", "Gina: Thanks! Since I lost my job at Door Dash, things have been tough. But I have news!", "Since Gina lost her job at Door Dash, things have been tough"),
+    ("less", "Great chat today. My sister finally moved to Lisbon, she loves it. Talk soon!", "My sister finally moved to Lisbon"),
+    ("less", "Morning! Reminder for later: the plumber comes at 4pm on Thursday. Coffee?", "The plumber comes at 4pm on Thursday"),
+    ("less", "小美：哈哈谢谢！我最近在学钢琴，每周上两次课。你呢？", "小美最近在学钢琴，每周上两次课"),
+    ("less", "今天好累。老板说下周一开始我负责华东区的销售。先睡了。", "下周一开始我负责华东区的销售"),
+    ("less", "早上好！提醒一下：水管工周四下午4点上门。你喝咖啡吗？", "水管工周四下午4点上门"),
+    ("less", "阿杰：谢谢你！跳舞是我的热情所在，我会继续努力经营舞蹈室。", "阿杰会继续努力经营舞蹈室"),
     # -- more, mixed
     ("reorder", "Tea, not coffee, is what I drink at night", "At night I drink tea, not coffee"),
     ("reorder", "I pick up the kids at 5 on weekdays", "On weekdays I pick up the kids at 5"),

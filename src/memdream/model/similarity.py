@@ -59,8 +59,10 @@ def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool
 
     Never when a contradiction signal separates them (`contradiction`). Otherwise, once both
     are put in plain words (`plain`: filler dropped, common synonyms made one): `new` brings no
-    content word `old` lacks, and either the bigram similarity is above `threshold` or `new`
-    holds at least `COVERAGE` of `old`'s content words (a reordering, a shorter version).
+    content word `old` lacks, each of its clauses says what one clause of `old` says (`_justified`:
+    no recombining parts of two clauses), and either the bigram similarity is above `threshold`,
+    or `new` holds at least `COVERAGE` of `old`'s content words (a reordering, a shorter
+    version), or of one clause of a longer `old` (a restatement of one thing it said).
     """
     if contradiction(new, old):
         return False
@@ -70,9 +72,79 @@ def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool
     mine, theirs = plain_words(a), plain_words(b)
     if not mine or _missing(mine, theirs, b):
         return False
-    if similarity(a, b) > threshold:
+    parts = [(p, w) for p in clauses(b) if (w := plain_words(p))]
+    if _recombines(new, a, b, parts):
+        return False
+    if similarity(a, b) > threshold or _covers(mine, theirs, a):
         return True
-    return len(theirs) - len(_missing(theirs, mine, a)) >= COVERAGE * len(theirs)
+    # A restatement of one clause of a longer text ("Caroline is learning the piano" after
+    # "Caroline: Wow! I'm getting creative too, just learning the piano. What made you try
+    # pottery?"): it covers that clause as it would cover the clause said alone.
+    return len(mine) >= CLAUSE_MIN_WORDS and len(parts) > 1 and any(_covers(mine, w, a) for _, w in parts)
+
+
+# Clause ends: sentence ends, commas, colons and semicolons (not a decimal point or a
+# thousands separator between digits).
+_CLAUSE_END = re.compile(r"[!?。！？；;，、：\n]+|[.,:](?!\d)")
+CLAUSE_MIN_WORDS = 3  # a restatement of one clause of a longer text says at least this much
+# A message opening with its speaker: a capitalized name of up to three words ("Caroline: ...",
+# "Dr. Mary Lee: ...") or two to four Chinese characters ("小美：...").
+_SPEAKER = re.compile(r"^\s*((?:[A-Z][\w'.-]*)(?: [A-Z][\w'.-]*){0,2}|[\u4e00-\u9fff]{2,4})\s*[:：]")
+
+
+def recombines(new: str, old: str) -> bool:
+    """Might `new`, though it holds only words of `old`, say something `old` does not, by
+    binding its parts otherwise: a number kept while another is left out, or a clause that
+    joins parts of two clauses of `old` (see `_justified`)? The light phase's near-duplicate
+    rule asks this too (model/lifecycle.py)."""
+    b = plain(old)
+    return _recombines(new, plain(new), b, [(p, w) for p in clauses(b) if (w := plain_words(p))])
+
+
+def _recombines(new: str, a: str, b: str, parts: list[tuple[str, set[str]]]) -> bool:
+    if _rebinds_numbers(new, b):
+        return True
+    return (len(parts) > 1 or len(clauses(a)) > 1) and not _justified(a, parts, speaker_words(b))
+
+
+def _rebinds_numbers(new: str, old: str) -> bool:
+    """Does `new` keep some of `old`'s numbers and leave others out? Then each number it keeps
+    may be bound to another thing than in `old`: "Bob owes me 300" after "Alice owes me 300
+    and Bob 500" (the lexical rule cannot tell which noun a number belongs to)."""
+    mine = set(numbers(new))
+    return bool(mine) and len(set(numbers(old)) - mine) > 0
+
+
+def clauses(text: str) -> list[str]:
+    """The text's clauses (its sentences cut at commas, colons and semicolons too)."""
+    return [c for c in (x.strip() for x in _CLAUSE_END.split(text)) if c]
+
+
+def speaker_words(text: str) -> set[str]:
+    """The plain words of the speaker a message opens with ("Caroline: ..."), if any."""
+    m = _SPEAKER.match(text)
+    return plain_words(m.group(1)) if m else set()
+
+
+def _justified(text: str, parts: list[tuple[str, set[str]]], speaker: set[str]) -> bool:
+    """Does each clause of `text` say what one of the clauses `parts` says: its words found in
+    that clause (the speaker's name aside: "Caroline is learning the piano" restates "Caroline:
+    ... I'm learning the piano"), with no contradiction signal between the two? "Bob owes me
+    300" is not justified by "Alice owes me 500. I owe Bob 300." (roles swapped in the clause
+    it draws on), "Sam drives a Kia" not by "Sam drives a Volvo. His wife drives a Kia." (two
+    clauses recombined)."""
+    for clause in clauses(text):
+        words = plain_words(clause)
+        if words and not any(
+            not (_missing(words, w, p) - speaker) and not contradiction(clause, p) and not _rebinds_numbers(clause, p) for p, w in parts
+        ):
+            return False
+    return True
+
+
+def _covers(mine: set[str], theirs: set[str], mine_text: str) -> bool:
+    """Does a text with words `mine` hold at least COVERAGE of `theirs`?"""
+    return bool(theirs) and len(theirs) - len(_missing(theirs, mine, mine_text)) >= COVERAGE * len(theirs)
 
 
 def _missing(words: set[str], other: set[str], other_text: str) -> set[str]:
@@ -162,9 +234,29 @@ def may_fold_by_meaning(a: str, b: str) -> bool:
     of its words; two facts on one topic do not)."""
     if contradiction(a, b) or contradiction(b, a) or value_swap(a, b):
         return False
+    if set(numbers(a)) != set(numbers(b)):
+        return False  # a number is a value: a restatement by meaning keeps every one of them
     pa, pb = plain(a), plain(b)
     wa, wb = plain_words(pa), plain_words(pb)
     if not wa or not wb:
         return False
-    small, big, big_text = (wa, wb, pb) if len(wa) <= len(wb) else (wb, wa, pa)
-    return len(small) - len(_missing(small, big, big_text)) >= MEANING_OVERLAP * len(small)
+    small, big, big_text, small_text = (wa, wb, pb, pa) if len(wa) <= len(wb) else (wb, wa, pa, pb)
+    if len(small) - len(_missing(small, big, big_text)) < MEANING_OVERLAP * len(small):
+        return False
+    # Each clause of the shorter one must draw on one clause of the longer, as the lexical rule
+    # asks (`_justified`): "Sam drives a Kia" is close in meaning to "Sam drives a Volvo. His
+    # wife drives a Kia." but joins two of its clauses.
+    parts = [(p, w) for p in clauses(big_text) if (w := plain_words(p))]
+    if len(parts) < 2 and len(clauses(small_text)) < 2:
+        return True
+    speaker = speaker_words(big_text)
+    for clause in clauses(small_text):
+        words = plain_words(clause) - speaker
+        if words and not any(
+            len(words) - len(_missing(words, w, p)) > MEANING_OVERLAP * len(words)  # more than half
+            and not (contradiction(clause, p) or contradiction(p, clause) or value_swap(clause, p))
+            and (not (n := set(numbers(clause))) or n == set(numbers(p)))  # its numbers, all from that clause
+            for p, w in parts
+        ):
+            return False
+    return True

@@ -35,24 +35,45 @@ def plain_words(text: str) -> set[str]:
     from memdream.model.tokens import cjk_words
 
     out: set[str] = set()
-    for m in re.finditer(r"[\u3400-\u9fff]+|[A-Za-z]+|\d+(?:\.\d+)?", unicodedata.normalize("NFKC", text)):
+    for m in re.finditer(r"[\u3400-\u9fff]+|[A-Za-z]+(?:['’][A-Za-z]+)?|\d+(?:\.\d+)?", unicodedata.normalize("NFKC", text)):
         w = m.group(0)
         if CJK.match(w):
             out.update(x for x in cjk_words(w) if x not in CJK_STOP_CHARS)
-        elif w.lower() not in EN_STOPWORDS:
-            out.add(stem(w.lower()) if w.isalpha() else w)
+            continue
+        w = _base(w.lower())
+        if w not in EN_STOPWORDS and w not in _REFLEXIVE:
+            out.add(stem(w) if w.isalpha() else w)
     return out
+
+
+# A contraction is its first word (I'm, they're, Jon's, haven't: the n't is the contradiction
+# rules' business), and a reflexive pronoun says no more than the person it points back to.
+_REFLEXIVE = frozenset("myself yourself himself herself itself ourselves yourselves themselves themself oneself".split())
+_NOT = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "be"}
+
+
+def _base(word: str) -> str:
+    word = word.replace("’", "'")
+    if "'" not in word:
+        return word
+    if word in _NOT:
+        return _NOT[word]
+    head = word.split("'")[0]
+    return head[:-1] if word.endswith("n't") and head.endswith("n") else head
 
 
 # Words and phrases that add nothing to a fact (when it is said, how sure the speaker sounds).
 _FILLER_EN = re.compile(
     r"\b(?:actually|really|basically|just|still|currently|now|right now|these days|at the moment|by the way|as i said|"
     r"just so you know|you know|for what it's worth|i think|well|oh|so|usually|normally|mostly|already|truly|honestly|"
-    r"anyway|indeed|also|too|very|quite|pretty|every day)\b[,.]?",
+    r"anyway|indeed|also|too|very|quite|pretty|every day)\b[,.]?"
+    # Reported speech: "Jon mentioned that dance is his passion" says what Jon said.
+    r"|\b(?:mentioned|mentions|said|says|noted|notes|shared|shares|explained|explains|stated|states|told (?:me|us)|tells (?:me|us))"
+    r" that\b",
     re.I,
 )
 _FILLER_ZH = (
-    "跟你说一下", "哦对了", "对了", "其实", "真的", "基本上", "现在", "目前", "最近", "一般", "通常", "一直", "还是", "已经",
+    "跟你说一下", "哦对了", "对了", "提到过", "提到", "提过", "其实", "真的", "基本上", "现在", "目前", "最近", "一般", "通常", "一直", "还是", "已经",
     "大概", "嗯", "哦", "啊", "呢", "吧", "挺", "很", "非常", "都", "平时", "的",
 )
 # Common synonyms, each made one word (English by word, Chinese by substring; longest first).
