@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memdream.cli.main import cli
 from memdream.model.entry import Entry
-from memdream.model.scoring import IMPORTANCE_CAP, LIFT, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
+from memdream.model.scoring import IMPORTANCE_CAP, LIFT, QUESTION_SHARE, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER
 from memdream.recall.snapshot import Snippet, count_tokens
@@ -169,16 +169,19 @@ def test_the_turns_said_next_after_a_match_are_lent_half_its_relevance(any_mem, 
     hits = {h.entry.id: (i, h) for i, h in enumerate(mem.recall("What did Melanie paint last weekend?", k=10))}
     assert reply.id in hits and asked.id in hits, [h.text for _, h in hits.values()]
     (ri, r), (ai, a) = hits[reply.id], hits[asked.id]
-    assert r.trace.near == asked.id and r.trace.context == pytest.approx(a.trace.relevance / 2)
+    # The asked turn ends asking: it counts QUESTION_SHARE (a half) of its match, and its reply
+    # leans on the whole match: the question and its answer weigh the same.
+    assert a.trace.asked is not None and a.trace.relevance == pytest.approx(a.trace.asked * QUESTION_SHARE)
+    assert r.trace.near == asked.id and r.trace.context == pytest.approx(a.trace.match / 2)
     assert r.trace.relevance == r.trace.context > r.trace.bm25 > 0  # the floor raised what matched a little
-    assert ai < ri < hits[newer.id][0]  # below the turn it answers, above the newer line that only names her
+    assert max(ai, ri) < hits[newer.id][0]  # both above the newer line that only names her
     assert hits[follow.id][1].trace.near == asked.id  # the next two turns: the reply and the one after it
     assert third.id not in hits or hits[third.id][1].trace.near != asked.id
     for plain in (hello, late):  # said before a match, or after too long a pause: only their own match
         assert hits[plain.id][1].trace.context is None
     assert "Sure, come over and see." not in [h.text for _, h in hits.values()]  # shares no word with the query
     by_relevance = [h.entry.id for h in mem.recall("What did Melanie paint last weekend?", k=10, rank_by="relevance")]
-    assert by_relevance.index(asked.id) < by_relevance.index(reply.id) < by_relevance.index(newer.id)
+    assert max(by_relevance.index(asked.id), by_relevance.index(reply.id)) < by_relevance.index(newer.id)
     # --explain and --json say where the floor came from.
     assert r.to_json()["trace"]["near"] == asked.id
 
@@ -471,3 +474,37 @@ def test_cli_recall_explain_and_as_of(tmp_path) -> None:
     assert bad.exit_code == 1 and "YYYY-MM-DD" in bad.output
     ctx = r.invoke(cli, ["context", "--query", "发版", "--vault", v]).output
     assert "## Memory: resident" in ctx and "千万别在周五发版" in ctx
+
+
+@pytest.mark.parametrize(
+    "turns, query",
+    [
+        (["你好，刘琳。听起来非常有趣。你计划去哪里旅行？", "我计划去墨西哥，主要想看看那里的建筑和美食。",
+          "那听起来是一个非常丰富的旅行计划。你计划住酒店还是民宿？", "我还没想好，可能住民宿。"], "我计划去哪里旅行？"),
+        (["Caroline: Sounds fun! Where are you planning to travel?", "Melanie: I plan to travel to Mexico, mostly for the food.",
+          "Caroline: What a plan! Are you planning to travel by train or by plane?", "Melanie: Not sure yet, maybe both."],
+         "Where am I planning to travel?"),
+    ],
+)
+def test_a_memory_that_ends_asking_ranks_below_the_answer_it_got(any_mem, clock, turns: list[str], query: str) -> None:
+    """A question about a topic echoes the words of a question about it and holds no answer:
+    it counts half of its match (QUESTION_SHARE), while the reply said next leans on its whole
+    match (a half: the question and its answer weigh the same). So the answer is found first,
+    above the question it answers and above a later question that echoes the query better."""
+    mem = any_mem
+    t0 = clock.now()
+    ids = []
+    for i, text in enumerate(turns):  # two exchanges, two days apart
+        clock.set(t0 + timedelta(days=2 * (i // 2), seconds=5 * (i % 2)))
+        ids.append(mem.remember(text, type="fact").id)
+    clock.set(t0 + timedelta(days=3))
+    hits = mem.recall(query, k=4)
+    assert hits[0].entry.id == ids[1], [h.text for h in hits]
+    by_id = {h.entry.id: h.trace for h in hits}
+    for q in (ids[0], ids[2]):
+        assert by_id[q].asked is not None and by_id[q].relevance == pytest.approx(QUESTION_SHARE * by_id[q].asked)
+    answer = by_id[ids[1]]  # at least half the question's whole match, lent or its own
+    assert answer.relevance >= by_id[ids[0]].asked / 2 - 1e-9
+    assert answer.context is None or (answer.near == ids[0] and answer.context == pytest.approx(by_id[ids[0]].asked / 2))
+    assert max(by_id[ids[0]].asked, by_id[ids[2]].asked) > by_id[ids[1]].bm25  # both questions matched better on their own
+    assert hits[0].to_json()["trace"]["asked"] is None and "asked" in hits[1].to_json()["trace"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memdream.cli.common import emit, entry_line, handle_errors, json_option, open_scope, scope_options
+from memdream.model.scoring import QUESTION_SHARE
 
 
 @click.command()
@@ -34,6 +35,7 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
             cos = f", cosine {t.cosine:.2f} -> dense {t.dense or 0.0:.2f}" if t.cosine is not None else ""
             near = f"; said next to {t.near}, which matched: at least {t.context:.2f}" if t.context is not None else ""
             near += f"; said on {t.day}, the day the query names" if t.day else ""
+            near += f"; it ends asking: {QUESTION_SHARE:g} x its match {t.asked:.2f}" if t.asked is not None else ""
             click.echo(
                 f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos}{near})"
                 f" x lift {t.lift:.2f} (from recency {t.recency:.2f}, age {t.age_days:.1f} d, half-life 30 d;"

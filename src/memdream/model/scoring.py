@@ -73,6 +73,20 @@ FUSIONS = ("weighted", "capped", "blend")
 # floor for the memory said before a match also lifted whatever was written just before a strong
 # match (the seed's trivia written before the wiki line outranked the old warning).
 NEIGHBOUR_SHARE = 0.5
+
+# A memory that ends asking ("你计划去哪里旅行？", "Wow! What did you paint?") holds no answer
+# to a question about its topic: it echoes that question's words. Its relevance counts this
+# share of its match; the memories said next after it still lean on its whole match (the
+# reply holds the answer).
+QUESTION_SHARE = 0.5
+
+
+def asks(text: str) -> bool:
+    """Does the memory's text (a line's metadata aside) end with a question mark?"""
+    return text.split("<!--", 1)[0].strip().rstrip(" \t\"'”’)）]").endswith(("?", "？"))
+
+
+
 CONVERSATION_GAP = 30 * 60.0
 # The next two memories, not one: an exchange is the other side's reply and the turn after it
 # (bm25s over the suite, the floor on the next 1 / 2 / 3 / 4 turns: LoCoMo 0.584 / 0.595 / 0.595
@@ -99,6 +113,16 @@ class Trace:
     context: float | None = None  # the floor a neighbouring match gave relevance, when it raised it
     near: str | None = None  # the id of that neighbour
     day: str | None = None  # the day the query names that this memory was said on (its idf is in bm25)
+    asked: float | None = None  # a memory that ends asking: its whole match (relevance is QUESTION_SHARE of it)
+
+    @property
+    def match(self) -> float:
+        """How well the memory matched, before a question's share (what its replies lean on)."""
+        return self.asked if self.asked is not None else self.relevance
+
+    def asking(self) -> "Trace":
+        """This trace for a memory that ends asking (`asks`)."""
+        return replace(self, relevance=self.relevance * QUESTION_SHARE, asked=self.relevance)
 
     def with_context(self, floor: float, near: str) -> "Trace":
         """This trace with relevance raised to `floor` (NEIGHBOUR_SHARE x the relevance of `near`,
@@ -130,6 +154,7 @@ class Trace:
             "context": None if self.context is None else round(self.context, 4),
             "near": self.near,
             "day": self.day,
+            "asked": None if self.asked is None else round(self.asked, 4),
         }
 
 

@@ -14,7 +14,8 @@ from datetime import datetime, time, timedelta
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days
-from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
+from memdream.model import scoring
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
@@ -166,6 +167,8 @@ def recall(
             day, w = on_days(row) if days else (None, 0.0)
             kw = keyword_relevance((s or 0.0) + w, attainable)
             trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)
+            if scoring.QUESTION_SHARE < 1 and trace.relevance > 0 and asks(row.line):
+                trace = trace.asking()
             out.append((row, replace(trace, day=day) if day else trace))
         return out
 
@@ -193,7 +196,7 @@ def _with_context(
     answers (model/scoring.py, NEIGHBOUR_SHARE). Only for a memory that matches the query itself,
     if only a little; a floor from a memory's own relevance, so nothing is lifted twice over, and
     nothing is lowered."""
-    best = sorted((rt for rt in scored if rt[1].relevance > 0), key=lambda rt: (-rt[1].relevance, rt[0].rowid))[:sources]
+    best = sorted((rt for rt in scored if rt[1].relevance > 0), key=lambda rt: (-rt[1].match, rt[0].rowid))[:sources]
     if not best:
         return scored
     around = index.said_after(scope, [row for row, _ in best], layers, CONVERSATION_GAP, NEXT_TURNS)
@@ -206,7 +209,7 @@ def _with_context(
             by_id[row.rowid] = len(scored)
             scored.append((row, trace))
     for src, own in best:  # best first; `own` is the source's relevance before any floor
-        floor = NEIGHBOUR_SHARE * own.relevance
+        floor = NEIGHBOUR_SHARE * own.match
         name = ""
         for n in around.get(src.rowid, ()):
             i = by_id.get(n.rowid)
