@@ -18,6 +18,7 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     assert "duplicate: already known as" in out
     assert "<!--m:id=" in out  # the raw lines are shown with their metadata
     assert "->  定在良渚的农家乐，周五早上九点出发  (relevance" in out and ", which matched; on its own" in out  # the answer, said after its question
+    assert "The question itself holds no answer: 周五的团建定在哪儿了？" in out and "it ends asking" in out
     # The kept vault holds exactly the story.
     recall = (tmp_path / "demo/scopes/main/me/memory/recall/2026-06.md").read_text(encoding="utf-8")
     archive = (tmp_path / "demo/scopes/main/me/memory/.archive/entries/2026-07.md").read_text(encoding="utf-8")

@@ -143,11 +143,18 @@ def run_demo(keep: str | None = None) -> None:
         mem.write("定在良渚的农家乐，周五早上九点出发")
         clock.set(clock.now() + timedelta(minutes=5))
         query = "周五团建在哪儿"
-        reply = next((h for h in mem.recall(query, k=2) if h.trace.near == asked.id), None)
+        found = mem.recall(query, k=2)
+        reply = next((h for h in found if h.trace.near == asked.id), None)
+        question = next((h for h in found if h.entry.id == asked.id), None)
         if reply is not None:
             click.echo(
                 f'  The answer to a question is said after it:  recall "{query}"  ->  {reply.text}'
                 f"  (relevance {reply.trace.relevance:.2f}: said next to {asked.id}, which matched; on its own {reply.trace.bm25:.2f})"
+            )
+        if question is not None and question.trace.asked is not None:
+            click.echo(
+                f"  The question itself holds no answer: {question.text}  (relevance {question.trace.relevance:.2f},"
+                f" half of its match {question.trace.asked:.2f}: it ends asking)"
             )
 
         _title("Credentials never enter memory")
