@@ -241,6 +241,13 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     ("value", "我的编辑器是 VS Code", "我的编辑器是 Cursor"),
     ("value", "我是产品经理", "我是数据分析师"),
     ("value", "我主要写 Java", "我主要写 Rust"),
+    # -- negation in the clause restated, inside a longer text
+    ("negation", "I like tea. I don't like coffee.", "I like coffee"),
+    ("negation", "Good news: the shop is not open on Sundays.", "The shop is open on Sundays"),
+    ("negation", "Tom: Thanks! I'm not going to the party, sorry.", "Tom is going to the party"),
+    ("negation", "我喜欢喝茶。我不喜欢喝咖啡。", "我喜欢喝咖啡"),
+    ("negation", "好消息！这周六我们不加班。", "这周六我们加班"),
+    ("negation", "小李：谢谢！我没去成都，改去重庆了。", "小李去成都了"),
     # -- recombined: the later text joins parts of two clauses of a longer earlier one
     ("recombined", "Alice owes me 500. I owe Bob 300.", "Bob owes me 300"),
     ("recombined", "Busy week. The shop opens at 10 on Monday, at 9 on Tuesday.", "The shop opens at 9 on Monday"),
@@ -260,6 +267,9 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     ("recombined", "我喜欢喝茶。咖啡让我头疼。", "喝茶让我头疼"),
     ("recombined", "儿子在一中读初二，女儿在实验小学读三年级。", "女儿在一中读初二"),
     ("recombined", "牙医约在下午三点，宠物医院约在五点。", "宠物医院约在下午三点"),
+    # the speaker named where someone else did it
+    ("recombined", "Tom: Long week. My brother fixed my bike.", "Tom fixed his bike"),
+    ("recombined", "小刘：唉。我哥把我的车修好了。", "小刘把车修好了"),
 ]
 
 RESTATEMENTS: list[tuple[str, str, str]] = [
@@ -441,6 +451,8 @@ RESTATEMENTS: list[tuple[str, str, str]] = [
     ("less", "房租每月5200元，包水电", "房租每月5200元"),
     ("less", "我女儿在育才小学上三年级", "我女儿在育才小学上学"),
     # -- less: one clause of a longer message, the speaker named
+    ("less", "Gina: I don't know yet. I just launched an ad campaign for my store.", "Gina just launched an ad campaign for her store"),
+    ("less", "小王：我还没想好。不过我下周要去杭州出差。", "小王下周要去杭州出差"),
     ("less", "Jon: I'm gonna keep on believing in myself. Thanks for the kind words!", "Jon mentioned that they're gonna keep on believing in themselves"),
     ("less", "Gina: Thanks! I'm excited and kinda nervous. The store opens soon!", "Gina mentioned that she's excited and kinda nervous"),
     ("less", "Melanie: Yeah, I made this bowl in my class. It took some work, but I'm pretty proud of it.", "Melanie said that it took some work, but she's pretty proud of it"),

@@ -64,16 +64,26 @@ def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool
     or `new` holds at least `COVERAGE` of `old`'s content words (a reordering, a shorter
     version), or of one clause of a longer `old` (a restatement of one thing it said).
     """
-    if contradiction(new, old):
+    # A contradiction signal between the whole texts rules a fold out. A negation alone does
+    # not when one of them has several clauses: then each clause of `new` is judged against the
+    # clause of `old` it draws on (`_justified`), so a negation in a clause it does not restate
+    # ("Gina: I don't know. I launched an ad campaign for my store." / "Gina launched an ad
+    # campaign for her store") says nothing about it. Order, roles and numbers stay signals
+    # of the whole texts (a sequence runs across clauses: "Upgrade, then deploy").
+    speaker = speaker_words(old)
+    why = contradiction(_as_speaker(new) if speaker and speaker & plain_words(new) else new, old)
+    if why and (why != "negation" or not (_CLAUSE_END.search(new) or _CLAUSE_END.search(old))):
         return False
+    against = bool(why)
     a, b = plain(new), plain(old)
     if normalize(a) == normalize(b):
-        return bool(normalize(a))  # the same characters: case, spacing, punctuation, width
+        return bool(normalize(a)) and not against  # the same characters: case, spacing, punctuation, width
     mine, theirs = plain_words(a), plain_words(b)
     if not mine or _missing(mine, theirs, b):
         return False
     parts = [(p, w) for p in clauses(b) if (w := plain_words(p))]
-    if _recombines(new, a, b, parts):
+    several = len(parts) > 1 or len(clauses(a)) > 1
+    if (against and not several) or _recombines(new, a, b, parts, speaker):
         return False
     if similarity(a, b) > threshold or _covers(mine, theirs, a):
         return True
@@ -101,10 +111,10 @@ def recombines(new: str, old: str) -> bool:
     return _recombines(new, plain(new), b, [(p, w) for p in clauses(b) if (w := plain_words(p))])
 
 
-def _recombines(new: str, a: str, b: str, parts: list[tuple[str, set[str]]]) -> bool:
+def _recombines(new: str, a: str, b: str, parts: list[tuple[str, set[str]]], speaker: set[str] | None = None) -> bool:
     if _rebinds_numbers(new, b):
         return True
-    return (len(parts) > 1 or len(clauses(a)) > 1) and not _justified(a, parts, speaker_words(b))
+    return (len(parts) > 1 or len(clauses(a)) > 1) and not _justified(a, parts, speaker_words(b) if speaker is None else speaker)
 
 
 def _rebinds_numbers(new: str, old: str) -> bool:
@@ -135,11 +145,32 @@ def _justified(text: str, parts: list[tuple[str, set[str]]], speaker: set[str]) 
     clauses recombined)."""
     for clause in clauses(text):
         words = plain_words(clause)
+        said = _as_speaker(clause) if speaker and speaker & words else clause
         if words and not any(
-            not (_missing(words, w, p) - speaker) and not contradiction(clause, p) and not _rebinds_numbers(clause, p) for p, w in parts
+            not (_missing(words, w, p) - (speaker if _I.search(p) else set()))
+            and not contradiction(said, p)
+            and not _rebinds_numbers(clause, p)
+            for p, w in parts
         ):
             return False
     return True
+
+
+# The speaker's name stands in a restatement for their "I" only: "Tom fixed his bike" does not
+# restate "Tom: My brother fixed my bike." (no "I" there, someone else did it).
+# Chinese: 我 as the doer, not one's kin (我哥, 我妈) or the object of 把/给/让/和 (把我的车).
+_I = re.compile(r"\bI\b|\bI'|(?<![把给让带和跟叫被])我(?![的们哥姐弟妹爸妈儿女家])")
+
+
+_THIRD_EN = {"he": "I", "she": "I", "they": "I", "him": "me", "them": "me", "his": "my", "her": "my", "their": "my"}
+_THIRD = re.compile(r"\b(?:he|she|they|him|them|his|her|their)\b", re.I)
+
+
+def _as_speaker(clause: str) -> str:
+    """A restatement that names the speaker, said in the speaker's own words (for the
+    contradiction signals only): "Gina launched a campaign for her store" is what "Gina: I
+    launched a campaign for my store" says, not another owner."""
+    return _THIRD.sub(lambda m: _THIRD_EN[m.group(0).lower()], clause).replace("他", "我").replace("她", "我")
 
 
 def _covers(mine: set[str], theirs: set[str], mine_text: str) -> bool:
