@@ -86,7 +86,6 @@ def asks(text: str) -> bool:
     return text.split("<!--", 1)[0].strip().rstrip(" \t\"'”’)）]").endswith(("?", "？"))
 
 
-
 CONVERSATION_GAP = 30 * 60.0
 # The next two memories, not one: an exchange is the other side's reply and the turn after it
 # (bm25s over the suite, the floor on the next 1 / 2 / 3 / 4 turns: LoCoMo 0.584 / 0.595 / 0.595

@@ -81,9 +81,9 @@ def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool
     mine, theirs = plain_words(a), plain_words(b)
     if not mine or _missing(mine, theirs, b):
         return False
-    parts = [(p, w) for p in clauses(b) if (w := plain_words(p))]
+    parts = _clause_words(b)
     several = len(parts) > 1 or len(clauses(a)) > 1
-    if (against and not several) or _recombines(new, a, b, parts, speaker):
+    if (against and not several) or _recombines(new, a, b, parts, speaker, several):
         return False
     if similarity(a, b) > threshold or _covers(mine, theirs, a):
         return True
@@ -107,14 +107,15 @@ def recombines(new: str, old: str) -> bool:
     binding its parts otherwise: a number kept while another is left out, or a clause that
     joins parts of two clauses of `old` (see `_justified`)? The light phase's near-duplicate
     rule asks this too (model/lifecycle.py)."""
-    b = plain(old)
-    return _recombines(new, plain(new), b, [(p, w) for p in clauses(b) if (w := plain_words(p))])
+    a, b = plain(new), plain(old)
+    parts = _clause_words(b)
+    return _recombines(new, a, b, parts, speaker_words(b), len(parts) > 1 or len(clauses(a)) > 1)
 
 
-def _recombines(new: str, a: str, b: str, parts: list[tuple[str, set[str]]], speaker: set[str] | None = None) -> bool:
-    if _rebinds_numbers(new, b):
-        return True
-    return (len(parts) > 1 or len(clauses(a)) > 1) and not _justified(a, parts, speaker_words(b) if speaker is None else speaker)
+def _recombines(new: str, a: str, b: str, parts: list[tuple[str, set[str]]], speaker: set[str], several: bool) -> bool:
+    """`recombines` for plain texts `a` (of `new`) and `b`, `b`'s clauses and their words
+    `parts`, and whether either text has several clauses."""
+    return _rebinds_numbers(new, b) or (several and not _justified(a, parts, speaker))
 
 
 def _rebinds_numbers(new: str, old: str) -> bool:
@@ -128,6 +129,11 @@ def _rebinds_numbers(new: str, old: str) -> bool:
 def clauses(text: str) -> list[str]:
     """The text's clauses (its sentences cut at commas, colons and semicolons too)."""
     return [c for c in (x.strip() for x in _CLAUSE_END.split(text)) if c]
+
+
+def _clause_words(text: str) -> list[tuple[str, set[str]]]:
+    """The text's clauses that hold a content word, each with its plain words."""
+    return [(c, w) for c in clauses(text) if (w := plain_words(c))]
 
 
 def speaker_words(text: str) -> set[str]:
@@ -277,7 +283,7 @@ def may_fold_by_meaning(a: str, b: str) -> bool:
     # Each clause of the shorter one must draw on one clause of the longer, as the lexical rule
     # asks (`_justified`): "Sam drives a Kia" is close in meaning to "Sam drives a Volvo. His
     # wife drives a Kia." but joins two of its clauses.
-    parts = [(p, w) for p in clauses(big_text) if (w := plain_words(p))]
+    parts = _clause_words(big_text)
     if len(parts) < 2 and len(clauses(small_text)) < 2:
         return True
     speaker = speaker_words(big_text)

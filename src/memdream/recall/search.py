@@ -14,7 +14,6 @@ from datetime import datetime, time, timedelta
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days
-from memdream.model import scoring
 from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
 from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
@@ -167,7 +166,7 @@ def recall(
             day, w = on_days(row) if days else (None, 0.0)
             kw = keyword_relevance((s or 0.0) + w, attainable)
             trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)
-            if scoring.QUESTION_SHARE < 1 and trace.relevance > 0 and asks(row.line):
+            if trace.relevance > 0 and asks(row.line):
                 trace = trace.asking()
             out.append((row, replace(trace, day=day) if day else trace))
         return out
