@@ -186,8 +186,8 @@ def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
     look-alike with a contradiction signal ("moved from Berlin to Paris" / "... from Paris to
     Berlin"), which the contradiction rule keeps beside it."""
     out: dict[int, Row] = {}
-    generic = generic_terms()
     for value in old_values(text):
+        generic = generic_terms(cjk=not value.isascii())
         terms = [t for t in anchor_terms(value) if t not in generic]
         if not terms:
             continue

@@ -117,12 +117,14 @@ GENERIC_VALUES = frozenset(
 
 
 @cache
-def generic_terms() -> frozenset[str]:
+def generic_terms(cjk: bool = True) -> frozenset[str]:
     """The index terms of GENERIC_VALUES: never what names a value. Worked out on first use,
-    not at import (it tokenizes Chinese: the segmenter's import alone is ~0.1 s; issue 21)."""
+    not at import. The Chinese words only with `cjk` (for a value that has Chinese in it): a
+    Latin value's terms are never Chinese ones, and tokenizing Chinese imports the segmenter,
+    ~0.1 s in a new process (issue 21)."""
     from memdream.model.tokens import tokens
 
-    return frozenset(t for w in GENERIC_VALUES for t in tokens(w))
+    return frozenset(t for w in GENERIC_VALUES if cjk or w.isascii() for t in tokens(w))
 
 
 def about_someone_else(text: str) -> bool:
