@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import threading
 from typing import Callable, Optional
 
 from memdream.model.secret_plugins import import_detect_secrets
@@ -25,6 +26,33 @@ from memdream.model.secret_rules import (
     TRAILING,
     Rules,
 )
+
+
+
+# What every match of detect-secrets' vendor plugins that we accept holds (model/secret_plugins.py;
+# checked pattern by pattern, and tests/test_secrets_gate.py runs the plugins over the corpora
+# and over strings generated from their patterns): a JWT's "eyJ", an .npmrc's "_authToken" or a
+# URL's "://" (Slack webhooks, Cloudant and SoftLayer URLs), or a run of token characters that
+# is (a) at least 10 long with a digit and something else (a prefix such as AKIA, ghp_, sk-, SG.,
+# xox, AC), or (b) at least 17 long without a digit (every all-letter form is 20 or more), or (c)
+# at least 35 digits (the shortest all-digit value: a Telegram token's tail; the keyword-led
+# forms are 40 to 64). So a phone, order or card number never imports the library by itself.
+_TOKEN_RUN = r"[A-Za-z\d_\-+/=.\\\u0130\u0131\u017f\u212a]{10,}"
+_LIBRARY_MARKS = ("eyj", "_authtoken", "://")
+_LIBRARY_LOCK = threading.Lock()
+
+
+def may_match_library_vendor(text: str) -> bool:
+    """Could one of detect-secrets' vendor plugins find something in `text` that we accept?
+    False means certainly not, so the library need not be imported for it."""
+    lowered = text.lower()
+    if any(mark in lowered for mark in _LIBRARY_MARKS):
+        return True
+    for run in re.findall(_TOKEN_RUN, text):
+        digits = sum(c.isdigit() for c in run)
+        if (0 < digits < len(run)) or (digits == 0 and len(run) >= 17) or len(run) >= 35:
+            return True
+    return False
 
 
 def _has_alpha(v: str) -> bool:
@@ -51,21 +79,13 @@ def _clause_before(text: str, start: int) -> str:
 
 
 class Engine:
+    """Every check, in order. detect-secrets is imported on first need, not when the engine is
+    built: only for a text that could hold what one of its plugins finds (`may_match_library_vendor`)
+    or when a home-made check judges a value with its heuristics and entropy. Its import costs
+    about 0.15 s in a new process, and most memories are plain sentences (issue 21)."""
+
     def __init__(self) -> None:
-        ds = import_detect_secrets()
-        heuristic = ds["heuristic"]
-        self.is_templated = heuristic.is_templated_secret  # {x}, <x>, ${x}
-        self.is_dollar = heuristic.is_prefixed_with_dollar_sign  # $DB_PASSWORD
-        self.is_indirect = heuristic.is_indirect_reference  # secret = get_secret("x")
-        self.is_sequential = heuristic.is_sequential_string  # abcdef123456
-        self.is_uuid = heuristic.is_potential_uuid
-        self.b64 = ds["base64_entropy"]
-        self.hexp = ds["hex_entropy"]
-        self.keyword_detector = ds["keyword_detector"]
-        self.keyword_tables = ds["keyword_tables"]
-        self.private_key_plugin = ds["private_key"]
-        self.basic_auth_plugin = ds["basic_auth"]
-        self.library_vendors = ds["vendors"]
+        self._ds: Optional[dict] = None
         self.r = Rules()
         self.checks: tuple[Callable[[str], Optional[str]], ...] = (
             self._check_library_vendors,
@@ -81,6 +101,31 @@ class Engine:
             self._check_personal_numbers,
         )
 
+    # -- detect-secrets, imported on first need ---------------------------------------
+
+    @property
+    def ds(self) -> dict:
+        if self._ds is None:
+            with _LIBRARY_LOCK:
+                if self._ds is None:
+                    self._ds = import_detect_secrets()
+        return self._ds
+
+    def is_templated(self, v: str) -> bool:  # {x}, <x>, ${x}
+        return bool(self.ds["heuristic"].is_templated_secret(v))
+
+    def is_dollar(self, v: str) -> bool:  # $DB_PASSWORD
+        return bool(self.ds["heuristic"].is_prefixed_with_dollar_sign(v))
+
+    def is_indirect(self, v: str) -> bool:  # secret = get_secret("x")
+        return bool(self.ds["heuristic"].is_indirect_reference(v))
+
+    def is_sequential(self, v: str) -> bool:  # abcdef123456
+        return bool(self.ds["heuristic"].is_sequential_string(v))
+
+    def is_uuid(self, v: str) -> bool:
+        return bool(self.ds["heuristic"].is_potential_uuid(v))
+
     def find(self, text: str) -> Optional[str]:
         for check in self.checks:
             found = check(text)
@@ -91,7 +136,9 @@ class Engine:
     # -- detect-secrets ---------------------------------------------------------------
 
     def _check_library_vendors(self, text: str) -> Optional[str]:
-        for plugin, description, accept in self.library_vendors:
+        if not may_match_library_vendor(text):
+            return None
+        for plugin, description, accept in self.ds["vendors"]:
             try:
                 for match in plugin.analyze_string(text):
                     if accept(match, text):
@@ -112,8 +159,8 @@ class Engine:
         lowered = text.lower()
         if not any(stem in lowered for stem in KEYWORD_DETECTOR_STEMS):
             return None
-        for table in self.keyword_tables:
-            for value in self.keyword_detector.analyze_string(text, denylist_regex_to_group=table):
+        for table in self.ds["keyword_tables"]:
+            for value in self.ds["keyword_detector"].analyze_string(text, denylist_regex_to_group=table):
                 words = value.split() if value else []
                 if not words:
                     continue
@@ -126,7 +173,10 @@ class Engine:
     def _check_private_key(self, text: str) -> Optional[str]:
         # PrivateKeyDetector fires on the header alone; we also require key material after
         # it, so "my file starts with -----BEGIN OPENSSH PRIVATE KEY-----" is a question.
-        if not any(True for _ in self.private_key_plugin.analyze_string(text)):
+        lowered = text.lower()
+        if "begin" not in lowered and "putty" not in lowered:  # every pattern of the plugin holds one
+            return None
+        if not any(True for _ in self.ds["private_key"].analyze_string(text)):
             return None
         for m in self.r.pem_header.finditer(text):
             body = text[m.end() : m.end() + 800]
@@ -153,7 +203,7 @@ class Engine:
         # passwords with ! $ * ( ) , ; = in them, and it flags the "user:password@"
         # placeholder of every tutorial.  We add a more permissive URL rule and put both
         # through the same placeholder filter, plus secrets in query strings.
-        for value in self.basic_auth_plugin.analyze_string(text):
+        for value in self.ds["basic_auth"].analyze_string(text) if "://" in text else ():
             if self._url_password(value):
                 return self._describe_url(text)
         for m in self.r.url_userinfo.finditer(text):
@@ -430,8 +480,8 @@ class Engine:
             return False
         core = value.replace("-", "").replace("_", "")
         if self.r.hex_only.fullmatch(core):
-            return len(core) >= 16 and self.hexp.calculate_shannon_entropy(core) > 3.0
-        entropy = self.b64.calculate_shannon_entropy(value)
+            return len(core) >= 16 and self.ds["hex_entropy"].calculate_shannon_entropy(core) > 3.0
+        entropy = self.ds["base64_entropy"].calculate_shannon_entropy(value)
         if _mixed_case(value):
             return entropy > 3.5
         if self.r.base32.fullmatch(value):  # TOTP seeds

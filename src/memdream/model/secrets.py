@@ -60,10 +60,14 @@ recognised; a bare word after a password word is judged with a stop-word list ("
 password is sunshine." is refused, "my password is expired." is not), so an unusual
 adjective can pass for a password and vice versa ("the password: Tuesday" is refused).
 
-Importing this module compiles nothing and imports nothing heavy.  The first call
-imports detect-secrets (which pulls in ``requests``; about 0.2 s) and compiles the rules,
-once, under a lock; after that every call is pure regex work on its argument (about
-0.15 ms for a chat-sized text) and safe to make from many threads.
+Importing this module compiles nothing and imports nothing heavy.  Each rule is compiled on
+its first use.  detect-secrets (which pulls in ``requests``; about 0.15 s in a new process)
+is imported, once and under a lock, only when a text could hold what one of its plugins
+finds (a long token-like run, a URL, a JWT's ``eyJ``, a PEM header, a password word; see
+``secret_engine.may_match_library_vendor``) or when a value next to a credential word is
+judged with its heuristics: a plain sentence such as "I prefer dark roast" never imports
+it (issue 21).  Every call is pure regex work on its argument (about 0.1 ms for a
+chat-sized text) and safe to make from many threads.
 """
 
 from __future__ import annotations
