@@ -3,7 +3,7 @@
     .venv/bin/python bench/startup.py [--runs 15] [--code NAME=SRC_DIR ...] [--report docs/benchmarks.md]
 
 Times whole processes, median of `--runs` after one warm-up, on a vault of 1,000 memories:
-`memdream --version`, `recall` in English and Chinese, `remember`, `log`, `recall` with
+`memdream --version`, `recall` and `remember` in English and Chinese, `log`, `recall` with
 `MEMDREAM_EMBEDDER=use` (the vault's vectors made beforehand by `memdream index embed`, so the
 process pays the model's load and one query embedding), and `memdream serve` spawned until its
 answer to MCP's `initialize` arrives on stdout; and beside them, in the same run, `python -c pass`
@@ -53,6 +53,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("memdream recall foo", ["-c", CLI, "recall", "foo"]),
     ("memdream recall 咖啡", ["-c", CLI, "recall", "咖啡"]),
     ('memdream remember "…"', ["-c", CLI, "remember", "RUN"]),
+    ('memdream remember "…" (Chinese)', ["-c", CLI, "remember", "RUN_ZH"]),
     ("memdream log", ["-c", CLI, "log", "RUN", "a step finished"]),
     ("memdream recall foo, MEMDREAM_EMBEDDER=use", ["-c", CLI, "recall", "foo", USE]),
     ("memdream serve, spawn to initialize answered", ["-c", CLI, "serve", MCP]),
@@ -87,7 +88,8 @@ def _env(src: Path, vault: Path, embedder: str = "none") -> dict[str, str]:
 def time_case(args: list[str], src: Path, vault: Path, n: int) -> float:
     embedder = USE if USE in args else "none"
     vault = vault.with_name("use") if USE in args else vault
-    argv = [sys.executable, *[a.replace("RUN", f"startup note {n} {time.time_ns()}") for a in args if a not in (MCP, USE)]]
+    note = {"RUN_ZH": f"启动测试第{n}条：{time.time_ns()}号会议改到周三下午", "RUN": f"startup note {n} {time.time_ns()}"}
+    argv = [sys.executable, *[note.get(a, a) if a.startswith("RUN") else a for a in args if a not in (MCP, USE)]]
     if MCP in args:
         return time_mcp(argv, _env(src, vault, embedder), vault.parent)
     t = time.perf_counter()
