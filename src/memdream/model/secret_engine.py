@@ -28,7 +28,6 @@ from memdream.model.secret_rules import (
 )
 
 
-
 # What every match of detect-secrets' vendor plugins that we accept holds (model/secret_plugins.py;
 # checked pattern by pattern, and tests/test_secrets_gate.py runs the plugins over the corpora
 # and over strings generated from their patterns): a JWT's "eyJ", an .npmrc's "_authToken" or a
@@ -136,8 +135,11 @@ class Engine:
     # -- detect-secrets ---------------------------------------------------------------
 
     def _check_library_vendors(self, text: str) -> Optional[str]:
-        if not may_match_library_vendor(text):
-            return None
+        return self.library_vendor_finding(text) if may_match_library_vendor(text) else None
+
+    def library_vendor_finding(self, text: str) -> Optional[str]:
+        """What detect-secrets' vendor plugins find in `text` that we accept, ungated (the gate's
+        test holds it against this)."""
         for plugin, description, accept in self.ds["vendors"]:
             try:
                 for match in plugin.analyze_string(text):
