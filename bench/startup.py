@@ -89,7 +89,7 @@ def time_case(args: list[str], src: Path, vault: Path, n: int) -> float:
     embedder = USE if USE in args else "none"
     vault = vault.with_name("use") if USE in args else vault
     note = {"RUN_ZH": f"启动测试第{n}条：{time.time_ns()}号会议改到周三下午", "RUN": f"startup note {n} {time.time_ns()}"}
-    argv = [sys.executable, *[note.get(a, a) if a.startswith("RUN") else a for a in args if a not in (MCP, USE)]]
+    argv = [sys.executable, *[note.get(a, a) for a in args if a not in (MCP, USE)]]
     if MCP in args:
         return time_mcp(argv, _env(src, vault, embedder), vault.parent)
     t = time.perf_counter()
