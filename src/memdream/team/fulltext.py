@@ -228,11 +228,15 @@ class PgIndex:
             out.append((self._hand_out(path, pos, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th), th))
         return out
 
+    # One round trip for all the rows, each a range of the (scope, ca, entry_id) index: the row's
+    # creation time is a bound of the scan (a join to the row itself only filtered, so each
+    # lookup read the scope's lines from its oldest on: 2.8 ms a row at 30k lines).
     _AFTER = (
-        "SELECT l.path, l.pos, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash "
-        "FROM memdream_lines l, memdream_lines s WHERE s.scope = %s AND s.path = %s AND s.pos = %s AND l.scope = s.scope "
-        "AND l.layer = ANY(%s) AND l.entry_id IS NOT NULL AND l.ca > s.ca AND l.ca <= s.ca + %s "
-        'ORDER BY l.ca, l.entry_id COLLATE "C" LIMIT %s'
+        "SELECT k.i, l.path, l.pos, l.layer, l.line, l.etype, l.vf, l.vt, l.ca, l.la, l.hits, l.salience, l.tok, l.thash "
+        "FROM unnest(%s::float8[]) WITH ORDINALITY AS k(ca, i) CROSS JOIN LATERAL ("
+        "SELECT * FROM memdream_lines l WHERE l.scope = %s AND l.layer = ANY(%s) AND l.entry_id IS NOT NULL "
+        'AND l.ca > k.ca AND l.ca <= k.ca + %s ORDER BY l.ca, l.entry_id COLLATE "C" LIMIT %s) l '
+        'ORDER BY k.i, l.ca, l.entry_id COLLATE "C"'
     )
 
     def said_after(self, scope: Scope, rows: list[Row], layers: tuple[str, ...], gap: float, n: int = 1) -> dict[int, list[Row]]:
@@ -240,14 +244,13 @@ class PgIndex:
         after it: the SQLite index's `said_after`, with ids compared byte by byte as SQLite does."""
         if scope != self.scope:
             raise ValueError("a PgIndex answers for its own scope only")
+        asked = [row for row in rows if row.ca is not None and row.rowid in self.where]
+        if not asked:
+            return {}
         out: dict[int, list[Row]] = {}
-        for row in rows:
-            at = self.where.get(row.rowid)
-            if at is None or row.ca is None:
-                continue
-            found = [self._hand_out(*r) for r in self.conn.execute(self._AFTER, (scope.key, at[0], at[1], list(layers), gap, n)).fetchall()]
-            if found:
-                out[row.rowid] = found
+        found = self.conn.execute(self._AFTER, ([row.ca for row in asked], scope.key, list(layers), gap, n)).fetchall()
+        for i, *r in found:
+            out.setdefault(asked[i - 1].rowid, []).append(self._hand_out(*r))
         return out
 
     def created_between(self, scope: Scope, layers: tuple[str, ...], start: float, end: float, limit: int) -> tuple[int, list[Row]]:

@@ -161,6 +161,19 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        5,
+        "entry lines by start of validity within a scope",
+        """
+        -- Recall follows a superseded match to the line that replaced it: the line whose validity
+        -- starts when the match's ended (a supersede writes both with one time). Without this
+        -- index that lookup read every line of the scope.
+        CREATE INDEX memdream_lines_vf ON memdream_lines (scope, vf) WHERE vf IS NOT NULL;
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 
