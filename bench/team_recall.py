@@ -1,7 +1,8 @@
 """Keyword recall on the team server's database index at size, in process (no MCP, no HTTP):
 a folder vault of N entries (bench/corpus.py's facts, as bench/team_bench.py builds it) is
 pushed into a throwaway PostgreSQL, then each query runs `StoreMemory.recall` (the database's
-postings and statistics, recall/search.py's scoring, the hit counts appended), p50/p95.
+postings and statistics, recall/search.py's scoring, the hit counts appended), p50/p95; then
+the top hit of the first `--forgets` queries is forgotten, one `forget` at a time, p50/p95.
 
     python bench/team_recall.py [--entries 100000] [--queries 100]
 """
@@ -22,6 +23,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--forgets", type=int, default=30, help="entries forgotten one by one after the recalls, timed")
     args = ap.parse_args()
     from corpus import facts
     from recall_latency import make_queries
@@ -57,7 +59,18 @@ def main() -> None:
             hits = mem.recall(q, k=10)
             ms.append((time.perf_counter() - t) * 1000)
             found += bool(hits)
-        print(f"entries {args.entries:,}: push {push_s:.1f} s; recall p50 {pct(ms, 50):.1f} ms, p95 {pct(ms, 95):.1f} ms over {len(ms)} queries ({found} with hits)")
+        # A line rewritten in place (forget marks it ended): its file's changed rows and their
+        # postings are replaced in the write's transaction.
+        ids = list(dict.fromkeys(h.entry.id for q in queries[: args.forgets] for h in mem.recall(q, k=1)))
+        fms = []
+        for eid in ids:
+            t = time.perf_counter()
+            mem.forget(eid)
+            fms.append((time.perf_counter() - t) * 1000)
+        print(
+            f"entries {args.entries:,}: push {push_s:.1f} s; recall p50 {pct(ms, 50):.1f} ms, p95 {pct(ms, 95):.1f} ms over {len(ms)} queries ({found} with hits); "
+            f"forget p50 {pct(fms, 50):.1f} ms, p95 {pct(fms, 95):.1f} ms over {len(fms)}"
+        )
         store.close()
     finally:
         pg.stop()

@@ -234,6 +234,7 @@ def _generated_vault(root: Path, clock, n: int = 1500) -> None:
 QUERIES = [
     "coffee", "咖啡", "我住在杭州", "Shanghai meeting", "机械键盘 python", "budget invoice 预算", "小狗 dog", "航班 flight 123",
     "支付接口要注意什么", "what about the deadline", "莫干山", "龙井茶", "gym doctor", "截止日期 rust", "cat 猫咪 77", "tea",
+    "tea tea coffee", "咖啡 咖啡 还有",  # a term said twice counts once
 ]
 
 
@@ -281,6 +282,77 @@ def test_the_databases_index_ranks_exactly_as_the_sqlite_index(team_store, tmp_p
         conn.rollback()
     local.close()
     assert compared > 400  # the queries found something to compare
+
+
+def test_each_posting_carries_its_lines_scoring_columns_and_the_backfill_agrees(team_store, tmp_path, clock) -> None:
+    """Recall scores from the postings alone (migration 6): each carries its term's frequency in
+    the line, the line's token count, layer and validity, as the write path stores them; the
+    migration's backfill of a database written before gives the same columns."""
+    from collections import Counter
+
+    from memdream.team import push_vault
+    from memdream.team.schema import POSTINGS_BACKFILL
+
+    folder = tmp_path / "gen"
+    _generated_vault(folder, clock, n=400)
+    m = Memory(load_config(folder, "me", "main", env={}), clock)
+    m.sync()
+    m.close()
+    push_vault(team_store, folder)
+    me = Scope("me", "main")
+    cols = "SELECT term, path, pos, tf, ntok, layer, cur FROM memdream_postings"
+    with team_store.pool.connection() as conn:
+        conn.execute("SELECT set_config('memdream.scope', %s, false)", (me.key,))
+        lines = conn.execute("SELECT path, pos, tok, layer, vt FROM memdream_lines WHERE tok IS NOT NULL").fetchall()
+        expect = sorted(
+            (t, path, pos, n, len(tok.split()), layer, vt is None) for path, pos, tok, layer, vt in lines for t, n in Counter(tok.split()).items()
+        )
+        assert len(expect) > 2000 and any(e[3] > 1 for e in expect)  # some term said twice in a line
+        assert {e[6] for e in expect} == {True, False}  # current lines and ended ones
+        assert sorted(conn.execute(cols).fetchall()) == expect
+        conn.execute("UPDATE memdream_postings SET tf = NULL, ntok = NULL, layer = NULL, cur = NULL")
+        conn.execute(POSTINGS_BACKFILL)
+        assert sorted(conn.execute(cols).fetchall()) == expect
+        conn.rollback()
+
+
+def test_migration_6_fills_the_postings_of_every_scope_of_a_database_written_before(team_store, clock) -> None:
+    """A database at schema 5 (postings without their scoring columns) holding two tenants:
+    migration 6 fills every scope's postings (it reads across the row-level policies, as the
+    owner, inside its transaction only) and recall ranks from them afterwards."""
+    from memdream.team.schema import LATEST, migrate
+
+    with team_store.session(ALICE) as mem:
+        for t in ["I live in Hangzhou", "我喜欢喝龙井茶", "my dog is Rex", "the tea shop opens at 9", "tea tea and more tea"]:
+            mem.write(t)
+    with team_store.session(BOB) as mem:
+        for t in ["Bob drinks green tea", "我住在上海"]:
+            mem.write(t)
+    cols = "SELECT scope, term, path, pos, tf, ntok, layer, cur FROM memdream_postings ORDER BY 1, 2, 3, 4"
+    with team_store.pool.connection() as conn:
+        with conn.transaction():
+            expect = {}
+            for sc in (ALICE, BOB):
+                conn.execute("SELECT set_config('memdream.scope', %s, true)", (sc.key,))
+                expect[sc.key] = conn.execute(cols).fetchall()
+        with conn.transaction():  # back to schema 5, data kept
+            conn.execute("DROP INDEX memdream_postings_line")
+            conn.execute("ALTER TABLE memdream_postings DROP CONSTRAINT memdream_postings_pkey, ADD PRIMARY KEY (scope, term, path, pos)")
+            conn.execute("ALTER TABLE memdream_postings DROP COLUMN tf, DROP COLUMN ntok, DROP COLUMN layer, DROP COLUMN cur")
+            conn.execute("DELETE FROM memdream_schema WHERE version >= 6")
+        assert migrate(conn) == list(range(6, LATEST + 1))
+        with conn.transaction():
+            for sc in (ALICE, BOB):
+                conn.execute("SELECT set_config('memdream.scope', %s, true)", (sc.key,))
+                got = conn.execute(cols).fetchall()
+                assert got == expect[sc.key] and got and all(r[4] and r[5] and r[6] for r in got)
+                assert sc != ALICE or any(r[1] == "tea" and r[4] == 3 for r in got)  # "tea tea and more tea"
+            forced = conn.execute("SELECT relforcerowsecurity FROM pg_class WHERE relname IN ('memdream_postings', 'memdream_lines')").fetchall()
+            assert forced == [(True,), (True,)]  # the policies hold the owner again
+    with team_store.session(ALICE) as mem:
+        assert [h.entry.text for h in mem.recall("tea", k=2)][0] == "tea tea and more tea"
+    with team_store.session(BOB) as mem:
+        assert [h.entry.text for h in mem.recall("tea", k=5)] == ["Bob drinks green tea"]
 
 
 def test_the_databases_statistics_follow_every_change(team_store, tmp_path, clock) -> None:

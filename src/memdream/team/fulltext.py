@@ -14,7 +14,6 @@ ranking on both (tests/test_team.py).
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from memdream.index.db import MAX_QUERY_TERMS, Row
 from memdream.index.rows import entry_tokens, item, prepared_row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
-from memdream.model.scoring import bm25, query_weights
+from memdream.model.scoring import BM25_B, BM25_K1, idf, query_weights
 from memdream.model.tokens import query_tokens
 from memdream.store.format import Line
 from memdream.store.vault import Scope
@@ -179,7 +178,9 @@ class PgIndex:
         # path, the cost of a query is bounded by short posting lists whatever the scope's size,
         # and BM25 is dominated by rare terms anyway. Below the cap (every query of a small
         # scope) that is every entry holding any term, as the SQLite postings score. Each is
-        # scored here with memdream's BM25 over all the query's terms; the best `limit` are read.
+        # scored in the database with memdream's BM25 over all the query's terms, from the
+        # postings alone (each carries its term's frequency in the line and the line's length),
+        # and only the best `limit` (and `ended`) lines are read.
         # (Matched through the postings' btree: under row-level security only leakproof
         # operators may use an index, and text equality is one, the tsvector match is not.)
         use: list[str] = []
@@ -189,17 +190,27 @@ class PgIndex:
                 break
             use.append(t)
             total += df[t]
+        w = weights or {}
+        terms_once = list(dict.fromkeys(present))  # a term said twice in the query counts once, as in bm25()
+        factor = [w.get(t, 1.0) * idf(df[t], n_docs) for t in terms_once]  # as model/scoring.bm25 weighs a term
+        split = current_only and ended > 0
+        only_current = " AND cur" if current_only and not split else ""
         sql = (
-            "SELECT l.path, l.pos, l.tok, l.vt IS NULL FROM (SELECT DISTINCT path, pos FROM memdream_postings WHERE scope = %s AND term = ANY(%s)) AS m "
-            "JOIN memdream_lines l ON l.scope = %s AND l.path = m.path AND l.pos = m.pos WHERE l.layer = ANY(%s)"
-            + (" AND l.vt IS NULL" if current_only and ended <= 0 else "")
+            "WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(term, wi)), "
+            "c AS (SELECT DISTINCT path, pos, ntok, cur FROM memdream_postings "
+            "WHERE scope = %s AND term = ANY(%s) AND layer = ANY(%s)" + only_current + "), "
+            "s AS MATERIALIZED (SELECT c.path, c.pos, c.cur, "
+            "sum(q.wi * p.tf * %s / (p.tf + %s * (1 - %s + %s * c.ntok / %s))) AS s "
+            "FROM c JOIN memdream_postings p ON p.scope = %s AND p.term = ANY(%s) AND p.path = c.path AND p.pos = c.pos "
+            "JOIN q ON q.term = p.term GROUP BY c.path, c.pos, c.cur) "
+            '(SELECT s, path, pos FROM s WHERE %s OR cur ORDER BY s DESC, path COLLATE "C", pos LIMIT %s) UNION ALL '
+            '(SELECT s, path, pos FROM s WHERE %s AND NOT cur ORDER BY s DESC, path COLLATE "C", pos LIMIT %s)'
         )
-        scored: list[tuple[float, str, int]] = []
-        gone: list[tuple[float, str, int]] = []
-        for path, pos, tok, valid in self.conn.execute(sql, (scope.key, use, scope.key, list(layers))):
-            (scored if valid or not current_only else gone).append((bm25(present, tok.split(), df, n_docs, avgdl, weights), path, pos))
-        key = lambda x: (-x[0], x[1], x[2])  # noqa: E731
-        best = heapq.nsmallest(limit, scored, key=key) + (heapq.nsmallest(ended, gone, key=key) if current_only and ended > 0 else [])
+        args = (
+            terms_once, factor, scope.key, use, list(layers), BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, avgdl or 1.0, scope.key, terms_once,
+            not current_only, limit, split, ended if split else 0,
+        )  # fmt: skip
+        best = [(float(sc), path, pos) for sc, path, pos in self.conn.execute(sql, args)]
         if not best:
             return []
         rows = {

@@ -174,6 +174,46 @@ MIGRATIONS.append(
     )
 )
 
+#: migration 6's backfill of the postings' scoring columns from their lines (also run by a test
+#: against what the write path stores)
+POSTINGS_BACKFILL = """
+        UPDATE memdream_postings p SET
+            tf = (SELECT count(*) FROM unnest(string_to_array(l.tok, ' ')) AS w(t) WHERE w.t = p.term),
+            ntok = l.ntok, layer = l.layer, cur = l.vt IS NULL
+        FROM memdream_lines l WHERE l.scope = p.scope AND l.path = p.path AND l.pos = p.pos
+"""
+
+MIGRATIONS.append(
+    (
+        6,
+        "BM25 from the postings alone",
+        """
+        -- Each posting carries what BM25 needs of its line (the term's frequency in it, the
+        -- line's length) and what recall filters on (layer, still valid), so a query scores and
+        -- ranks its matches in the database from one covering index, and reads only the best
+        -- lines. Lines are never changed in place (a changed line is a new row, its postings
+        -- new ones), so these copies cannot go stale.
+        ALTER TABLE memdream_postings ADD COLUMN tf integer, ADD COLUMN ntok integer, ADD COLUMN layer text, ADD COLUMN cur boolean;
+        -- The backfill reads every scope: the owner, which this runs as, is not held to the
+        -- policies while they are not forced (inside this transaction only).
+        ALTER TABLE memdream_postings NO FORCE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_lines NO FORCE ROW LEVEL SECURITY;
+        """
+        + POSTINGS_BACKFILL
+        + """;
+        ALTER TABLE memdream_postings FORCE ROW LEVEL SECURITY;
+        ALTER TABLE memdream_lines FORCE ROW LEVEL SECURITY;
+        -- The primary key's index carries them (one index, not two): a query's matches and their
+        -- scores come from an index-only scan.
+        ALTER TABLE memdream_postings DROP CONSTRAINT memdream_postings_pkey,
+            ADD PRIMARY KEY (scope, term, path, pos) INCLUDE (tf, ntok, layer, cur);
+        -- A changed or removed line's postings are deleted by its position: without this index
+        -- that delete read every posting of the scope (28 ms at 30k lines, for each rewrite).
+        CREATE INDEX memdream_postings_line ON memdream_postings (scope, path, pos);
+        """,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 

@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -474,11 +475,20 @@ class TeamStore:
             )
             df, n, total = counts(cols[14])
             apply_counts(conn, scope, df, n, total)
-            post = [(t, pos) for pos, tok in zip(cols[0], cols[14]) if tok is not None for t in set(tok.split())]
+            # One posting per (term, line), with the term's frequency there and the line's length,
+            # layer and validity: what recall scores and filters its matches with (fulltext.py).
+            post = [
+                (t, pos, n, len(words), layer, vt is None)
+                for pos, tok, layer, vt in zip(cols[0], cols[14], cols[6], cols[9])
+                if tok is not None
+                for words in [tok.split()]
+                for t, n in Counter(words).items()
+            ]
             if post:
                 conn.execute(
-                    "INSERT INTO memdream_postings (scope, term, path, pos) SELECT %s, t, %s, p FROM unnest(%s::text[], %s::integer[]) AS x(t, p)",
-                    (scope.key, rel, [t for t, _ in post], [p for _, p in post]),
+                    "INSERT INTO memdream_postings (scope, term, path, pos, tf, ntok, layer, cur) SELECT %s, t, %s, p, tf, n, lay, cur "
+                    "FROM unnest(%s::text[], %s::integer[], %s::integer[], %s::integer[], %s::text[], %s::boolean[]) AS x(t, p, tf, n, lay, cur)",
+                    (scope.key, rel, *[list(c) for c in zip(*post)]),
                 )
 
     def _unlocked_tail(self, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
