@@ -7,7 +7,9 @@ Times whole processes, median of `--runs` after one warm-up, on a vault of 1,000
 `MEMDREAM_EMBEDDER=use` (the vault's vectors made beforehand by `memdream index embed`, so the
 process pays the model's load and one query embedding), and `memdream serve` spawned until its
 answer to MCP's `initialize` arrives on stdout; and beside them, in the same run, `python -c pass`
-(the interpreter's floor) and `import memdream.memory` alone.
+(the interpreter's floor), `import memdream.memory` alone, and a thin client's floor (a process
+that sends its arguments over a Unix socket to a server and prints the answer, importing nothing
+of memdream: the least a CLI call served by a resident process could cost).
 `--code NAME=SRC_DIR` runs the same commands against another source tree (e.g. a copy of an
 older commit's src/) through PYTHONPATH, interleaved run by run with this tree's, so machine
 noise falls on both alike. Also reports the slowest modules to import (`python -X importtime`,
@@ -44,6 +46,15 @@ INITIALIZE = (
     '"capabilities": {}, "clientInfo": {"name": "bench-startup", "version": "0"}}}\n'
 )
 MCP = "mcp"  # a case whose process is timed to its answer to `initialize`, then stopped
+THIN = (
+    "import json, os, socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "s.connect(sys.argv[1])\n"
+    "s.sendall(json.dumps({'argv': sys.argv[2:], 'cwd': os.getcwd(), 'env': {k: v for k, v in os.environ.items() if k.startswith('MEMDREAM_')}}).encode())\n"
+    "s.shutdown(socket.SHUT_WR)\n"
+    "print(s.makefile().read())\n"
+)
+SOCKET: list[str] = []  # the echo server's socket, once started
 USE = "use"  # a case run with MEMDREAM_EMBEDDER=use
 
 CASES: list[tuple[str, list[str]]] = [
@@ -57,6 +68,10 @@ CASES: list[tuple[str, list[str]]] = [
     ("memdream log", ["-c", CLI, "log", "RUN", "a step finished"]),
     ("memdream recall foo, MEMDREAM_EMBEDDER=use", ["-c", CLI, "recall", "foo", USE]),
     ("memdream serve, spawn to initialize answered", ["-c", CLI, "serve", MCP]),
+    # What a CLI call served by a resident process could cost at least (issue 21 point 1): a
+    # client that imports nothing of memdream, sends its arguments over a Unix socket and prints
+    # the answer (an echo server in this bench's process; the warm call itself adds 1-5 ms).
+    ("thin client's floor: python, one Unix-socket round trip", ["-c", THIN, "SOCK", "recall", "咖啡"]),
 ]
 
 
@@ -89,13 +104,36 @@ def _env(src: Path, vault: Path, embedder: str = "none") -> dict[str, str]:
 def time_case(args: list[str], src: Path, vault: Path, n: int) -> float:
     embedder = USE if USE in args else "none"
     vault = vault.with_name("use") if USE in args else vault
-    note = {"RUN_ZH": f"启动测试第{n}条：{time.time_ns()}号会议改到周三下午", "RUN": f"startup note {n} {time.time_ns()}"}
+    note = {"RUN_ZH": f"启动测试第{n}条：{time.time_ns()}号会议改到周三下午", "RUN": f"startup note {n} {time.time_ns()}", "SOCK": SOCKET[0] if SOCKET else ""}
     argv = [sys.executable, *[note.get(a, a) for a in args if a not in (MCP, USE)]]
     if MCP in args:
         return time_mcp(argv, _env(src, vault, embedder), vault.parent)
     t = time.perf_counter()
     subprocess.run(argv, check=True, capture_output=True, env=_env(src, vault, embedder), cwd=vault.parent)
     return (time.perf_counter() - t) * 1000
+
+
+def echo_server(path: str) -> None:
+    """A Unix-socket server on a thread of this process that answers each request with one JSON
+    line: the floor a resident memdream would add its warm call to."""
+    import socket
+    import threading
+
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(16)
+
+    def serve() -> None:
+        while True:
+            conn, _ = srv.accept()
+            with conn:
+                data = b""
+                while chunk := conn.recv(65536):
+                    data += chunk
+                conn.sendall(b'{"ok": true, "request_bytes": %d}\n' % len(data))
+
+    threading.Thread(target=serve, daemon=True).start()
+    SOCKET.append(path)
 
 
 def time_mcp(argv: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -143,6 +181,7 @@ def main() -> None:
     trees = [("this tree", ROOT / "src")] + [(c.split("=", 1)[0], Path(c.split("=", 1)[1]).resolve()) for c in args.code]
     times: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="memdream-startup-") as tmp:
+        echo_server(str(Path(tmp) / "thin.sock"))
         vaults = {}
         for name, src in trees:
             vaults[name] = Path(tmp) / re.sub(r"\W+", "_", name) / "v"
