@@ -355,6 +355,42 @@ def test_migration_6_fills_the_postings_of_every_scope_of_a_database_written_bef
         assert [h.entry.text for h in mem.recall("tea", k=5)] == ["Bob drinks green tea"]
 
 
+def test_common_terms_still_score_when_the_rarest_ones_choose_the_candidates(team_store, tmp_path, clock) -> None:
+    """A query whose terms hold more than MATCH_CAP matches picks its candidates by the rarest
+    ones; the others still add to each candidate's BM25, computed in the database from the
+    postings: each score is model/scoring.bm25 over the line's tokens, best first."""
+    from memdream.model.scoring import bm25, query_weights
+    from memdream.model.tokens import query_tokens
+    from memdream.team import push_vault
+    from memdream.team.fulltext import MATCH_CAP, PgIndex
+
+    folder = tmp_path / "gen"
+    _generated_vault(folder, clock)
+    m = Memory(load_config(folder, "me", "main", env={}), clock)
+    m.sync()
+    m.close()
+    push_vault(team_store, folder)
+    me = Scope("me", "main")
+    queries = ["coffee tea Hangzhou Shanghai meeting deadline python rust dog cat", "咖啡 龙井茶 杭州 上海 周会 截止日期 机械键盘 莫干山 budget gym"]
+    with team_store.pool.connection() as conn:
+        conn.execute("SELECT set_config('memdream.scope', %s, false)", (me.key,))
+        pg = PgIndex(conn, me)
+        n_docs, avgdl = pg.corpus_stats()
+        for q in queries:
+            terms = query_tokens(q)
+            df = pg.document_frequency(terms)
+            assert sum(df.values()) > MATCH_CAP  # the cap binds: some terms only score
+            for ended in (0, 20):
+                found = pg.keyword_candidates(me, q, 100, ended=ended)
+                current = [s for row, s in found if row.vt is None]
+                assert len(current) == 100 and current == sorted(current, reverse=True)
+                for row, score in found:
+                    exact = bm25([t for t in terms if df.get(t)], row.tok.split(), df, n_docs, avgdl, query_weights(terms))
+                    assert abs(score - exact) < 1e-9
+                assert any(len(set(row.tok.split()) & set(terms)) > 1 for row, _ in found)  # lines that several terms score
+        conn.rollback()
+
+
 def test_the_databases_statistics_follow_every_change(team_store, tmp_path, clock) -> None:
     """Writes, supersedes, forgets and a dream through the store keep the database's term
     statistics equal to a SQLite index built from the same files."""
