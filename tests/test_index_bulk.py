@@ -64,3 +64,29 @@ def test_bulk_indexing_matches_file_by_file(tmp_path: Path) -> None:
         assert _state(mem) == expected
         assert mem.recall("sourdough Ana", k=1)[0].entry.text.startswith("Meeting")
         mem.close()
+
+
+def test_workers_default_to_two_cores_only_in_a_process_without_other_threads(monkeypatch) -> None:
+    """MEMDREAM_INDEX_WORKERS decides when set; unset, a one-thread process on Linux with two
+    cores or more forks two workers, and a process running other threads (a server) none."""
+    import os
+    import sys
+    import threading
+
+    from memdream.index.bulk import default_workers
+
+    for value, want in (("1", 1), ("0", 1), ("3", 3), ("two", 1)):
+        monkeypatch.setenv("MEMDREAM_INDEX_WORKERS", value)
+        assert default_workers() == want
+    monkeypatch.delenv("MEMDREAM_INDEX_WORKERS")
+    alone = threading.active_count() == 1
+    expected = min(2, os.cpu_count() or 1) if sys.platform.startswith("linux") and alone else 1
+    assert default_workers() == expected
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert default_workers() == 1  # never forked beside another thread
+    finally:
+        stop.set()
+        other.join()
