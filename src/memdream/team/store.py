@@ -464,6 +464,7 @@ class TeamStore:
         if fresh:
             rows = [(pos, new[pos], *line_columns(rel, new[pos])) for pos in fresh]
             cols = list(zip(*rows))
+            words = [t.split() if t is not None else None for t in cols[14]]  # each line's tokens
             conn.execute(
                 "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, thash, ntok, tsv) "
                 "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, "
@@ -471,18 +472,17 @@ class TeamStore:
                 "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
                 "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::text[], %s::integer[], %s::text[]) "
                 "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, ntok, lex)",
-                (scope.key, rel, *[list(c) for c in cols], [len(t.split()) if t is not None else None for t in cols[14]], [tsv_literal(t) for t in cols[14]]),
+                (scope.key, rel, *[list(c) for c in cols], [len(w) if w is not None else None for w in words], [tsv_literal(t) for t in cols[14]]),
             )
             df, n, total = counts(cols[14])
             apply_counts(conn, scope, df, n, total)
             # One posting per (term, line), with the term's frequency there and the line's length,
             # layer and validity: what recall scores and filters its matches with (fulltext.py).
             post = [
-                (t, pos, n, len(words), layer, vt is None)
-                for pos, tok, layer, vt in zip(cols[0], cols[14], cols[6], cols[9])
-                if tok is not None
-                for words in [tok.split()]
-                for t, n in Counter(words).items()
+                (t, pos, tf, len(ws), layer, vt is None)
+                for pos, ws, layer, vt in zip(cols[0], words, cols[6], cols[9])
+                if ws is not None
+                for t, tf in Counter(ws).items()
             ]
             if post:
                 conn.execute(
