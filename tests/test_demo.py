@@ -16,6 +16,8 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     assert "2026-06-27 10:00 → now" in out
     assert out.count("credentials never enter memory") >= 3  # two remembers, the imported token, the MCP call
     assert "duplicate: already known as" in out
+    for text in ("Tom: I love hiking in the Alps!", "Anna: I love hiking in the Alps!", "小王明天去北京", "小王明天去北京吗？"):
+        assert f'remember "{text}"  ->  added' in out  # another speaker, a question: another memory
     assert "<!--m:id=" in out  # the raw lines are shown with their metadata
     assert "->  定在良渚的农家乐，周五早上九点出发  (relevance" in out and ", which matched; on its own" in out  # the answer, said after its question
     assert "The question itself holds no answer: 周五的团建定在哪儿了？" in out and "it ends asking" in out

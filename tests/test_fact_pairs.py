@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdream.model.similarity import contradiction, is_duplicate
+from memdream.model.similarity import contradiction, is_duplicate, other_act
 
 
 def _load_corpus():  # by path, as tests/test_secrets.py does (tests/ is no package on sys.path)
@@ -34,7 +34,7 @@ def test_the_corpus_is_big_enough_and_bilingual() -> None:
         assert len({(a, b) for _, a, b in pairs}) == len(pairs)
         zh = sum(any("\u4e00" <= ch <= "\u9fff" for ch in a) for _, a, _ in pairs)
         assert 0.3 * len(pairs) < zh < 0.7 * len(pairs)
-    assert set(Counter(k for k, _, _ in CONTRADICTIONS)) == {"negation", "number", "date", "amount", "role", "order", "value", "recombined"}
+    assert set(Counter(k for k, _, _ in CONTRADICTIONS)) == {"negation", "number", "date", "amount", "role", "order", "value", "recombined", "speaker", "asking"}
     assert set(Counter(k for k, _, _ in RESTATEMENTS)) == {"reorder", "synonym", "filler", "less", "surface"}
 
 
@@ -46,8 +46,12 @@ def test_no_contradiction_is_folded() -> None:
 def test_every_look_alike_contradiction_carries_a_signal() -> None:
     # "value" pairs differ by a content word (the older rule sees them), "recombined" ones by
     # which clause each part comes from (`_justified`); the others need a signal.
-    silent = [(k, a, b) for k, a, b in CONTRADICTIONS if k not in ("value", "recombined") and not (contradiction(a, b) and contradiction(b, a))]
+    silent = [(k, a, b) for k, a, b in CONTRADICTIONS if k not in ("value", "recombined", "speaker", "asking") and not (contradiction(a, b) and contradiction(b, a))]
     assert silent == []
+    # Who says it, and whether it asks or tells, are no contradiction (no conflict to settle)
+    # but another act: `other_act` names it, either way round.
+    acts = [(k, a, b) for k, a, b in CONTRADICTIONS if k in ("speaker", "asking") and not (other_act(a, b) == k and other_act(b, a) == k)]
+    assert acts == []
 
 
 def test_most_restatements_fold_without_an_embedder() -> None:
@@ -66,6 +70,8 @@ def test_most_restatements_fold_without_an_embedder() -> None:
         ("Alice owes me 300 and Bob 500", "Bob owes me 300"),
         ("Sam drives a Volvo. His wife drives a Kia.", "Sam drives a Kia"),
         ("老张开宝马，他老婆开特斯拉。", "老张开特斯拉"),
+        ("Tom: I love hiking in the Alps!", "Anna: I love hiking in the Alps!"),
+        ("小王明天去北京", "小王明天去北京吗？"),
     ],
 )
 def test_the_write_path_keeps_both_sides(mem, first: str, second: str) -> None:

@@ -173,6 +173,11 @@ def run_demo(keep: str | None = None) -> None:
         click.echo(f'remember "以后都用中文回我"   ->  {first.action} {first.entry.id} ({first.entry.effective_type}, {first.entry.layer} layer)')
         click.echo(f'remember "以后都用中文回我。" ->  {again.action}: already known as {again.entry.id}, confidence refreshed to {again.entry.confidence}')
         _show_file(mem, mem.vault.resident_file(mem.scope))
+        click.echo("Looking alike is not enough: the same words as a question, or in a message by someone else, are another memory.")
+        for text in ("Tom: I love hiking in the Alps!", "Anna: I love hiking in the Alps!", "小王明天去北京", "小王明天去北京吗？"):
+            clock.advance(minutes=1)
+            out = mem.write(text)
+            click.echo(f'remember "{text}"  ->  {out.action} {out.entry.id}')
         _title("The knowledge vault: daily log, knowledge files that read before they write, INDEX.md")
         clock.set(datetime(2026, 6, 28, 14, 30, tzinfo=CST))
         path, heading = mem.log("完成了数据库迁移", "PostgreSQL 14 -> 16，耗时 45 分钟，无数据丢失。")

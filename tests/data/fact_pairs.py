@@ -4,7 +4,8 @@ CONTRADICTIONS look alike and mean different things: the later text must never b
 into the earlier one (nor the other way round). Kinds: negation (zh 不/没/别/未/无, en
 not/never/no/n't), number, date, amount, role (who does what to whom), order (a direction
 or a sequence reversed), value (the same slot with another value), recombined (parts of two
-clauses of a longer earlier text joined into one claim neither says).
+clauses of a longer earlier text joined into one claim neither says), speaker (the same words
+in a message by someone else), asking (a question and a statement with the same words).
 
 RESTATEMENTS say the same fact again: reorder (the same words in another order), synonym
 (other words for the same thing), filler (words that add nothing: really, 其实, now, 啊),
@@ -270,6 +271,28 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     # the speaker named where someone else did it
     ("recombined", "Tom: Long week. My brother fixed my bike.", "Tom fixed his bike"),
     ("recombined", "小刘：唉。我哥把我的车修好了。", "小刘把车修好了"),
+    # -- speaker: the same words said by someone else (a message is its speaker's)
+    ("speaker", "Tom: I love hiking in the Alps!", "Anna: I love hiking in the Alps!"),
+    ("speaker", "Mia: I got the job at the bank.", "Leo: I got the job at the bank."),
+    ("speaker", "Sam: Thanks, Kate! I'm moving to Berlin in June.", "Kate: Sam, I'm moving to Berlin in June!"),
+    ("speaker", "Caroline: I went to the support group yesterday.", "Melanie: I went to the support group yesterday!"),
+    ("speaker", "Nina: My dog is called Rex.", "Omar: My dog is called Rex!"),
+    ("speaker", "Jon: Thanks, Gina! I'll remember that, your store looks great.", "Gina: Remember, Jon, your store looks great!"),
+    ("speaker", "小王：我下周去杭州出差。", "小李：我下周去杭州出差。"),
+    ("speaker", "阿明：谢谢小美！我最近在学钢琴。", "小美：阿明，我最近在学钢琴！"),
+    ("speaker", "老张：我戒烟了。", "老李：我戒烟了！"),
+    ("speaker", "小美：我对花生过敏。", "阿杰：我对花生过敏。"),
+    # -- asking: a question and a statement with the same words
+    ("asking", "The meeting is on Friday", "Is the meeting on Friday?"),
+    ("asking", "Is the meeting on Friday?", "The meeting is on Friday"),
+    ("asking", "Gina: You're opening your own studio, so inspiring!", "Gina: When are you opening the studio?"),
+    ("asking", "Tom: What did you paint last weekend?", "Tom: I painted last weekend."),
+    ("asking", "I should call the plumber today", "Should I call the plumber today?"),
+    ("asking", "Ben: The new office has parking, great!", "Ben: Does the new office have parking?"),
+    ("asking", "小王明天去北京", "小王明天去北京吗？"),
+    ("asking", "小王明天去北京吗？", "小王明天去北京。"),
+    ("asking", "阿杰：你的舞蹈室什么时候开业？", "阿杰：你的舞蹈室开业了！"),
+    ("asking", "我们这周六加班", "我们这周六加班？"),
 ]
 
 RESTATEMENTS: list[tuple[str, str, str]] = [
@@ -497,6 +520,10 @@ RESTATEMENTS: list[tuple[str, str, str]] = [
     ("surface", "My son is 7 years old", "My son is 7 years old."),
     ("surface", "我住在上海", "我住在上海。"),
     ("surface", "我对花生过敏", "我对花生过敏！"),
+    ("surface", "Is the meeting on Friday?", "is the meeting on friday??"),
+    ("surface", "你几点下班？", "你几点下班?"),
+    ("less", "Mia: Did you see the game? What a match!", "Mia: Did you see the game?"),
+    ("less", "阿杰：你看比赛了吗？太精彩了！", "阿杰：你看比赛了吗？"),
     ("surface", "我用Vim写代码", "我用 Vim 写代码"),
     ("surface", "我的手机是小米", "我的手机是小米~"),
     ("surface", "周会在周二下午三点", "周会在周二下午3点"),

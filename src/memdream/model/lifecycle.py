@@ -15,7 +15,7 @@ from datetime import datetime
 from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
 from memdream.model import lazyre as re
 from memdream.model.scoring import importance, last_touched
-from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, recombines
+from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, other_act, recombines
 
 PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
 STALE_DAYS = 180  # a fact untouched (not created, started or recalled) this long is "old" ...
@@ -151,7 +151,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
     """{id of a redundant entry: the kept entry that says everything it says}.
 
     An entry is redundant when it is a near-duplicate (bigram similarity above 0.65 and no
-    content word of its own, and no contradiction signal, see model/similarity.py) of another. Entries are taken in rank
+    content word of its own, no contradiction signal, the same speaker and both asking or both telling: see model/similarity.py) of another. Entries are taken in rank
     order: one that repeats an entry kept before it is redundant; one that says more than an
     entry kept before it makes that one redundant instead. Either way nothing is lost: a
     line that adds a word is never the redundant one. Candidates come from the rarest
@@ -194,7 +194,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
         winner = None
         for j in kept.get(rarest, ()):
             mine = mine if mine is not None else bigrams(c.text)
-            if alive[j] and similar(mine, j) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
+            if alive[j] and similar(mine, j) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
                 winner = kept_at[j]
                 break
         if winner is not None:
@@ -212,7 +212,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
                     continue
                 mine = mine if mine is not None else bigrams(c.text)
                 grams[me] = mine
-                if similar(mine, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
+                if similar(mine, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not other_act(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
                     alive[j] = False
                     covered = kept_at[j].id
                     out[covered] = c

@@ -54,6 +54,38 @@ def new_content(new: str, old: str) -> set[str]:
 COVERAGE = 0.5  # a text adding nothing, holding this share of the other's content words, says it again
 
 
+# A sentence, for telling a question from a statement: up to its end mark (or the text's end).
+_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
+_ASKING = ("?", "？")
+
+
+def _sentences(text: str) -> list[str]:
+    body = text.split("<!--", 1)[0]
+    return [t for t in (m.group(0).strip() for m in _SENTENCE.finditer(body)) if any(ch.isalnum() for ch in t)]
+
+
+def other_act(new: str, old: str) -> str:
+    """Why `new` cannot be `old` said again, whatever words they share: "speaker" when both
+    open with a speaker and not the same one (a message by Gina is not one by Jon, though
+    Gina's "Remember Jon, just do it!" holds only words of Jon's "Thanks, Gina! ... I remember
+    it!"); "asking" when one asks and the other tells: `new` holds a question and `old` none
+    (Gina's "When are you opening the studio?" is not her "You're so inspiring ... opening your
+    own studio!"), or `old` only asks and `new` states something (an answer is not its
+    question). "" when neither: a question said again, or a statement restating the telling
+    part of a longer text, may still fold."""
+    sa, sb = speaker_words(new), speaker_words(old)
+    if sa and sb and sa != sb:
+        return "speaker"
+    xs, ys = _sentences(new), _sentences(old)
+    x_asks = [t.endswith(_ASKING) for t in xs]
+    y_asks = [t.endswith(_ASKING) for t in ys]
+    if any(x_asks) and not any(y_asks):
+        return "asking"
+    if ys and all(y_asks) and not all(x_asks):
+        return "asking"
+    return ""
+
+
 def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool:
     """Does `new` say again what `old` says (so no new line is needed)?
 
@@ -64,6 +96,8 @@ def is_duplicate(new: str, old: str, threshold: float = DEDUP_THRESHOLD) -> bool
     or `new` holds at least `COVERAGE` of `old`'s content words (a reordering, a shorter
     version), or of one clause of a longer `old` (a restatement of one thing it said).
     """
+    if other_act(new, old):
+        return False
     # A contradiction signal between the whole texts rules a fold out. A negation alone does
     # not when one of them has several clauses: then each clause of `new` is judged against the
     # clause of `old` it draws on (`_justified`), so a negation in a clause it does not restate
@@ -218,6 +252,7 @@ def dedup_anchors(text: str) -> list[str]:
 
 
 _SWAP_TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+")
+_ARTICLES = frozenset({"a", "an", "the"})
 SWAP_MAX_WORDS, SWAP_MAX_CHARS = 2, 4  # a replaced part this short (en words, zh characters) is a value
 
 
@@ -231,8 +266,9 @@ def value_swap(a: str, b: str) -> bool:
 
 def swapped_parts(a: str, b: str) -> tuple[list[str], list[str]] | None:
     """The short parts replaced between two texts of one frame (see `value_swap`), or None."""
-    x = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(a)).lower())
-    y = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(b)).lower())
+    # Articles are no part of a value: "... is an americano" / "... is a flat white" is one frame.
+    x = [t for t in _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(a)).lower()) if t not in _ARTICLES]
+    y = [t for t in _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(b)).lower()) if t not in _ARTICLES]
     p = 0
     while p < min(len(x), len(y)) and x[p] == y[p]:
         p += 1
@@ -269,7 +305,7 @@ def may_fold_by_meaning(a: str, b: str) -> bool:
     they differ: no contradiction signal either way, not a value swap, and at least
     MEANING_OVERLAP of the shorter one's plain words in the other (a restatement keeps most
     of its words; two facts on one topic do not)."""
-    if contradiction(a, b) or contradiction(b, a) or value_swap(a, b):
+    if contradiction(a, b) or contradiction(b, a) or value_swap(a, b) or other_act(a, b) or other_act(b, a):
         return False
     if set(numbers(a)) != set(numbers(b)):
         return False  # a number is a value: a restatement by meaning keeps every one of them
