@@ -68,3 +68,33 @@ def test_rebuilt_index_equals_incremental(mem, clock, open_scope) -> None:
     assert mem.index.terms_snapshot() == before_terms  # document frequencies kept right incrementally
     assert [sorted((round(s, 9), r.line) for r, s in mem.index.search(mem.scope, q, 10)) for q in queries] == results_before
     assert all(results_before)
+
+
+
+def test_a_batch_commits_its_parts_once_and_a_failed_part_alone_is_undone(mem) -> None:
+    import pytest
+
+    db = mem.index.db
+    with mem.index.batch():
+        mem.remember("周五下午有组会")
+        with pytest.raises(RuntimeError):
+            with mem.index.transaction() as tx:
+                tx.execute("DELETE FROM entries")
+                raise RuntimeError("a part fails")
+        assert db.in_transaction  # one open transaction: nothing committed yet
+        mem.remember("I water the plants on Sundays")
+    assert not db.in_transaction
+    assert _texts(mem.index.search(mem.scope, "组会", 5)) == ["周五下午有组会"]  # the failed part alone was undone
+    assert _texts(mem.index.search(mem.scope, "plants", 5)) == ["I water the plants on Sundays"]
+
+
+def test_a_batch_cut_short_leaves_an_index_that_catches_up_with_the_files(mem) -> None:
+    import pytest
+
+    with pytest.raises(KeyboardInterrupt):
+        with mem.index.batch():
+            mem.remember("周六上午去爬莫干山")  # the file is written at once; the index rows wait for the batch
+            raise KeyboardInterrupt
+    assert mem.index.db.execute("SELECT count(*) FROM entries").fetchone()[0] == 0  # rolled back with the batch
+    mem.sync()
+    assert _texts(mem.index.search(mem.scope, "莫干山", 5)) == ["周六上午去爬莫干山"]

@@ -102,9 +102,9 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
         core.update(path, add, header=header, tx=tx)
     for rel, ids in to_remove.items():
 
-        def drop(doc: Document, ids: dict[str, str] = ids) -> None:
-            # Only the very line that was copied: a line edited meanwhile stays.
-            doc.lines[:] = [ln for ln in doc.lines if not (ln.is_entry and ids.get(quick_id(ln.raw)) == ln.raw)]
+        def drop(doc: Document, raws: frozenset[str] = frozenset(ids.values())) -> None:
+            # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
+            doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
 
         core.update(core.vault.root / rel, drop, tx=tx)
 
@@ -192,7 +192,7 @@ def apply_plan(
     out = Applied()
     if not plan.ops:
         return out
-    with core.writer.locked():
+    with core.writer.locked(), core.index.batch():  # one index commit for the whole plan
         core.sync()
         now = core.clock.now()
         moves_only = all(isinstance(op, (Move, Drop)) for op in plan.ops)

@@ -88,6 +88,7 @@ class Index(FileSync):
         self.postings_min_entries = postings_min_entries
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._batch = False  # inside `batch`: transactions are savepoints of one
         self._postings = None  # in-process postings (index/postings.py), built on demand
         self._searches = 0
 
@@ -119,9 +120,36 @@ class Index(FileSync):
             self._db = None
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One index transaction for many writer updates (a dream's moves): each `transaction`
+        inside it is a savepoint, and all of them commit at the end. Committing once, not once
+        a file, is most of the index's cost of a large dream. The files are the truth: if the
+        batch fails, the index catches up with them at the next sync."""
+        with self._lock:
+            if self._batch:
+                yield
+                return
+            with self.transaction():
+                self._batch = True
+                try:
+                    yield
+                finally:
+                    self._batch = False
+
+    @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             db = self.db
+            if self._batch:
+                db.execute("SAVEPOINT part")
+                try:
+                    yield db
+                except BaseException:
+                    db.execute("ROLLBACK TO part")
+                    db.execute("RELEASE part")
+                    raise
+                db.execute("RELEASE part")
+                return
             try:
                 db.execute("BEGIN IMMEDIATE")
                 try:

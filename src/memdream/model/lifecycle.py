@@ -8,6 +8,8 @@ hallucinate. The thresholds are named once, here.
 
 from __future__ import annotations
 
+import unicodedata
+
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -147,6 +149,16 @@ def _rank(c: Candidate) -> tuple:
     return (c.layer != RESIDENT, -c.hits, c.created, c.id)
 
 
+_CLOSING = " \t!.。！~～"
+
+
+def said_as(text: str) -> str:
+    """A text's words as said: case, width and runs of spaces folded, a closing ! . 。 ~ left out.
+    Two texts alike in this say the same (no word, number or question mark differs), so the
+    near-duplicate rule needs no closer look."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(_CLOSING)
+
+
 def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dict[str, Candidate]:
     """{id of a redundant entry: the kept entry that says everything it says}.
 
@@ -162,6 +174,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
     kept: dict[str, list[int]] = {}  # anchor term -> kept entries holding it
     by_rarest: dict[str, list[int]] = {}  # anchor term -> kept entries whose rarest anchor it is
     kept_at: list[Candidate] = []
+    said_of: list[str] = []  # each kept entry's text as `said_as` gives it
     alive: list[bool] = []
     grams: list[set[str] | None] = []  # bigram sets of the kept entries, made when first compared
     out: dict[str, Candidate] = {}
@@ -192,7 +205,11 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
         mine = None
         rarest = min(anchors, key=rank.__getitem__)
         winner = None
+        said = said_as(c.text)
         for j in kept.get(rarest, ()):
+            if alive[j] and said == said_of[j]:
+                winner = kept_at[j]  # the same words, case, spacing or a closing mark aside
+                break
             mine = mine if mine is not None else bigrams(c.text)
             if alive[j] and similar(mine, j) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
                 winner = kept_at[j]
@@ -203,6 +220,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
             continue
         me = len(kept_at)
         kept_at.append(c)
+        said_of.append(said)
         alive.append(True)
         grams.append(mine)
         # Kept entries that this one covers (their rarest term is one of ours) become redundant.
