@@ -8,13 +8,13 @@ said again:
 - lexical (no embedder): `memdream.model.similarity.is_duplicate(later, earlier)`, the write
   path's rule;
 - with an embedder: lexical, or the rule of the write path and the light phase: cosine of the
-  two texts at least `RESTATEMENT_COSINE` and `may_fold_by_meaning` (no contradiction signal
+  two texts at least the embedder's `restatement_cosine` and `may_fold_by_meaning` (no contradiction signal
   either way, not one frame with a short part replaced as in "My editor is Vim" / "... Emacs",
   and most of the shorter text's words in the other).
 
 Reported: contradictions folded (the goal is 0), restatements folded (the goal: >= 50% without
 an embedder, >= 90% with one), per kind, and how the share moves with the cosine threshold
-(the figure `RESTATEMENT_COSINE` was chosen from).
+(the figure each embedder's `restatement_cosine` is checked against).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 from remember_latency import cpu_name, write_report  # noqa: E402
 
 from memdream.embed.embedder import load_embedder  # noqa: E402
-from memdream.model.similarity import RESTATEMENT_COSINE, contradiction, is_duplicate, may_fold_by_meaning, value_swap  # noqa: E402
+from memdream.model.similarity import contradiction, is_duplicate, may_fold_by_meaning, restatement_cosine, value_swap  # noqa: E402
 
 REPORT_START = "<!-- bench:fact-pairs:start -->"
 REPORT_END = "<!-- bench:fact-pairs:end -->"
@@ -79,8 +79,9 @@ def main() -> None:
         may = may_c if lex is lex_c else may_r
         return [lx or (c >= t and m) for lx, m, c in zip(lex, may, cos)]
 
-    emb_c = with_emb(lex_c, sig_c, swap_c, cc, RESTATEMENT_COSINE)
-    emb_r = with_emb(lex_r, sig_r, swap_r, rc, RESTATEMENT_COSINE)
+    threshold = restatement_cosine(emb)
+    emb_c = with_emb(lex_c, sig_c, swap_c, cc, threshold)
+    emb_r = with_emb(lex_r, sig_r, swap_r, rc, threshold)
     kinds_c = Counter(k for k, _, _ in contra)
     kinds_r = Counter(k for k, _, _ in restate)
 
@@ -101,7 +102,7 @@ def main() -> None:
         "| rule | contradictions folded | restatements folded |",
         "| --- | ---: | ---: |",
         f"| lexical (write path, no embedder) | {sum(lex_c)} / {len(contra)} | {sum(lex_r)} / {len(restate)} ({sum(lex_r) / len(restate):.1%}) |",
-        f"| with `{args.embedder}`: lexical, or cosine >= {RESTATEMENT_COSINE} and `may_fold_by_meaning` (write path and light phase) "
+        f"| with `{args.embedder}`: lexical, or cosine >= {threshold} (its `restatement_cosine`) and `may_fold_by_meaning` (write path and light phase) "
         f"| {sum(emb_c)} / {len(contra)} | {sum(emb_r)} / {len(restate)} ({sum(emb_r) / len(restate):.1%}) |",
         "",
         f"Lexical, restatements folded by kind: {per_kind(restate, lex_r, kinds_r)}.  ",

@@ -137,3 +137,35 @@ def test_the_write_path_with_an_embedder_never_folds_a_contradiction(tmp_path: P
         ended_by_meaning = [e.text for e in out.superseded if e.text == a and not out.entry.subject]
         folded += [(a, b) for _ in ended_by_meaning]
     assert folded == []
+
+
+def test_the_restatement_cosine_is_the_embedders_own_or_the_configured_one(tmp_path: Path, clock) -> None:
+    from memdream.model.similarity import RESTATEMENT_COSINE, restatement_cosine
+
+    pair = ("我每天下班后去健身房练一个小时", "下班后我每天去健身房练上一个小时")
+    with open_mem(tmp_path / "v", clock) as before:
+        for text in pair:
+            before.write(text)
+    # A cosine set above what the pair reaches (an embedder whose cosines sit high, like e5):
+    # the light phase folds nothing, at write or at night.
+    (tmp_path / "v" / "memdream.toml").write_text("[embedder]\nrestatement_cosine = 1.0\n", encoding="utf-8")
+    strict = open_mem(tmp_path / "v", clock, HashEmbedder(256))
+    assert restatement_cosine(strict.core.embedder, strict.config.embedder_options) == 1.0
+    strict.dream(["light"])
+    assert merged(strict) == {} and len(strict.list()) == 2
+    # Unset: the embedder's own figure, else the measured default.
+    emb = HashEmbedder(256)
+    assert restatement_cosine(emb) == RESTATEMENT_COSINE
+    emb.restatement_cosine = 0.5  # type: ignore[attr-defined]
+    assert restatement_cosine(emb, {}) == 0.5
+
+
+def test_a_restatement_cosine_out_of_range_is_refused_with_the_file_to_edit(tmp_path: Path) -> None:
+    import pytest
+
+    from memdream.errors import ConfigError
+
+    (tmp_path / "memdream.toml").write_text("[embedder]\nrestatement_cosine = 1.5\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, "me", "main", env={})
+    assert "restatement_cosine" in err.value.message and "memdream.toml" in err.value.hint

