@@ -247,3 +247,15 @@ def test_a_value_longer_than_its_frame_is_still_a_value_swap() -> None:
     assert value_swap("我开比亚迪", "我开蔚来") and value_swap("我开蔚来", "我开比亚迪")
     assert not may_fold_by_meaning("我开比亚迪", "我开蔚来")
     assert value_swap("My usual coffee order is an americano", "My usual coffee order is a flat white")
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [("I'm gonna move to Berlin", "I'm going to move to Berlin"), ("I want to learn Rust this year", "I wanna learn Rust this year")],
+)
+def test_the_write_path_finds_a_restatement_spelled_informally(mem, first: str, second: str) -> None:
+    # The index holds each text's own words (gonna), the rule compares them spelled out
+    # (going to): the candidates the write path looks at must still include the first line.
+    a = mem.write(first)
+    b = mem.write(second)
+    assert b.action == "duplicate" and b.entry.id == a.entry.id

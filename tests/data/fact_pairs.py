@@ -271,6 +271,8 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     # the speaker named where someone else did it
     ("recombined", "Tom: Long week. My brother fixed my bike.", "Tom fixed his bike"),
     ("recombined", "小刘：唉。我哥把我的车修好了。", "小刘把车修好了"),
+    ("negation", "I'm gonna move to Berlin", "I'm not going to move to Berlin"),
+    ("negation", "I wanna learn Rust", "I don't want to learn Rust"),
     # -- speaker: the same words said by someone else (a message is its speaker's)
     ("speaker", "Tom: I love hiking in the Alps!", "Anna: I love hiking in the Alps!"),
     ("speaker", "Mia: I got the job at the bank.", "Leo: I got the job at the bank."),
@@ -521,6 +523,9 @@ RESTATEMENTS: list[tuple[str, str, str]] = [
     ("surface", "我住在上海", "我住在上海。"),
     ("surface", "我对花生过敏", "我对花生过敏！"),
     ("surface", "Is the meeting on Friday?", "is the meeting on friday??"),
+    ("surface", "I'm gonna move to Berlin", "I'm going to move to Berlin"),
+    ("surface", "I wanna learn Rust this year", "I want to learn Rust this year"),
+    ("surface", "I'm kinda tired of my commute", "I'm kind of tired of my commute"),
     ("surface", "你几点下班？", "你几点下班?"),
     ("less", "Mia: Did you see the game? What a match!", "Mia: Did you see the game?"),
     ("less", "阿杰：你看比赛了吗？太精彩了！", "阿杰：你看比赛了吗？"),

@@ -16,7 +16,7 @@ import unicodedata
 from memdream.model.contradiction import contradiction, numbers
 from memdream.model import lazyre as re
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS, tokens
-from memdream.model.wording import CJK, SYNONYMS_EN, SYNONYMS_ZH, normalize, plain, plain_words, stem
+from memdream.model.wording import CJK, INFORMAL_EN, SYNONYMS_EN, SYNONYMS_ZH, normalize, plain, plain_words, stem
 
 DEDUP_THRESHOLD = 0.65  # bigram Jaccard similarity above which two texts may be the same memory
 
@@ -238,7 +238,10 @@ def dedup_anchors(text: str) -> list[str]:
     """Index terms every entry `is_duplicate` could fold `text` into must hold: the plain
     words of the text (filler and synonyms left out, since the other text may word them
     differently), English stemmed, Chinese words as their character pairs."""
+    # Words the other text may say otherwise: a synonym, or an informal spelling's words (gonna /
+    # going to: the index holds the text's own words, `plain` compares the spelled-out ones).
     synonyms = {stem(w) for w in (*SYNONYMS_EN, *SYNONYMS_EN.values())}
+    synonyms |= {stem(w) for phrase in (*INFORMAL_EN, *INFORMAL_EN.values()) for w in phrase.split()}
     zh_syn = set(SYNONYMS_ZH) | set(SYNONYMS_ZH.values())
     out: list[str] = []
     for w in sorted(plain_words(plain(text))):

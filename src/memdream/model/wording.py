@@ -93,10 +93,19 @@ SYNONYMS_ZH = {
 _SYN_EN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, SYNONYMS_EN), key=len, reverse=True)) + r")\b", re.I)
 
 
+# Informal spellings of two words, said out ("I'm gonna" is "I'm going to").
+INFORMAL_EN = {
+    "gonna": "going to", "wanna": "want to", "gotta": "got to", "kinda": "kind of", "sorta": "sort of",
+    "lemme": "let me", "gimme": "give me", "outta": "out of", "lotta": "lot of",
+}
+_INFORMAL = re.compile(r"\b(" + "|".join(INFORMAL_EN) + r")\b", re.I)
+
+
 def plain(text: str) -> str:
     """The text with filler dropped and common synonyms made one (for comparing, never stored)."""
     t = unicodedata.normalize("NFKC", text)
     t = re.sub(r"(?<=\d)(?=[A-Za-z])", " ", t)  # 3pm = 3 pm
+    t = _INFORMAL.sub(lambda m: INFORMAL_EN[m.group(1).lower()], t)
     t = _FILLER_EN.sub(" ", t)
     t = _SYN_EN.sub(lambda m: SYNONYMS_EN[m.group(1).lower()], t)
     for w in sorted(SYNONYMS_ZH, key=len, reverse=True):
