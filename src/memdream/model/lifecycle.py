@@ -9,7 +9,6 @@ hallucinate. The thresholds are named once, here.
 from __future__ import annotations
 
 import unicodedata
-
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
