@@ -69,7 +69,7 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
     for mv in moves:
         by_src[mv.path].append(mv)
     to_layer: dict[str, list[Line]] = defaultdict(list)
-    to_remove: dict[str, dict[str, str]] = defaultdict(dict)  # source -> id -> the raw line that leaves
+    to_remove: dict[str, set[str]] = defaultdict(set)  # source -> the raw lines that leave it
     for rel, group in by_src.items():
         found = _by_id(_current(core, rel), {mv.entry.id for mv in group})
         for mv in group:
@@ -83,7 +83,7 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
                 marked = e.evolve(valid_to=mv.valid_to, end=mv.end or e.end, superseded_by=mv.superseded_by or e.superseded_by)
                 moved = Line(render_line(marked), marked)
             to_layer[mv.to].append(moved)
-            to_remove[rel][e.id] = ln.raw
+            to_remove[rel].add(ln.raw)
             out.done.append((mv, mv.reason))
     to_dest: dict[Path, tuple[str, list[Line]]] = {}
     for layer, lines in to_layer.items():  # this month's parts, none over RECALL_FILE_MAX_LINES lines
@@ -100,9 +100,9 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
                     doc.lines.append(ln)
 
         core.update(path, add, header=header, tx=tx)
-    for rel, ids in to_remove.items():
+    for rel, raws in to_remove.items():
 
-        def drop(doc: Document, raws: frozenset[str] = frozenset(ids.values())) -> None:
+        def drop(doc: Document, raws: set[str] = raws) -> None:
             # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
             doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
 

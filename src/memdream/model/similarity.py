@@ -12,8 +12,10 @@ model/contradiction.py; both are imported here too, where the rest of the code f
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from memdream.model.contradiction import contradiction, numbers
+from memdream.model.scoring import asks
 from memdream.model import lazyre as re
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS, tokens
 from memdream.model.wording import CJK, INFORMAL_EN, SYNONYMS_EN, SYNONYMS_ZH, normalize, plain, plain_words, stem
@@ -56,12 +58,10 @@ COVERAGE = 0.5  # a text adding nothing, holding this share of the other's conte
 
 # A sentence, for telling a question from a statement: up to its end mark (or the text's end).
 _SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
-_ASKING = ("?", "？")
 
 
 def _sentences(text: str) -> list[str]:
-    body = text.split("<!--", 1)[0]
-    return [t for t in (m.group(0).strip() for m in _SENTENCE.finditer(body)) if any(ch.isalnum() for ch in t)]
+    return [t for t in (m.group(0).strip() for m in _SENTENCE.finditer(text)) if any(ch.isalnum() for ch in t)]
 
 
 def other_act(new: str, old: str) -> str:
@@ -77,8 +77,8 @@ def other_act(new: str, old: str) -> str:
     if sa and sb and sa != sb:
         return "speaker"
     xs, ys = _sentences(new), _sentences(old)
-    x_asks = [t.endswith(_ASKING) for t in xs]
-    y_asks = [t.endswith(_ASKING) for t in ys]
+    x_asks = [asks(t) for t in xs]
+    y_asks = [asks(t) for t in ys]
     if any(x_asks) and not any(y_asks):
         return "asking"
     if ys and all(y_asks) and not all(x_asks):
@@ -234,15 +234,21 @@ def anchor_terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _reworded() -> tuple[frozenset[str], frozenset[str]]:
+    """Words the other text may say otherwise (stemmed English; Chinese): a synonym, or an
+    informal spelling's words (gonna / going to: the index holds the text's own words, `plain`
+    compares the spelled-out ones). Made once, on first use (the stemmer loads lazily)."""
+    en = {stem(w) for w in (*SYNONYMS_EN, *SYNONYMS_EN.values())}
+    en |= {stem(w) for phrase in (*INFORMAL_EN, *INFORMAL_EN.values()) for w in phrase.split()}
+    return frozenset(en), frozenset(SYNONYMS_ZH) | frozenset(SYNONYMS_ZH.values())
+
+
 def dedup_anchors(text: str) -> list[str]:
     """Index terms every entry `is_duplicate` could fold `text` into must hold: the plain
     words of the text (filler and synonyms left out, since the other text may word them
     differently), English stemmed, Chinese words as their character pairs."""
-    # Words the other text may say otherwise: a synonym, or an informal spelling's words (gonna /
-    # going to: the index holds the text's own words, `plain` compares the spelled-out ones).
-    synonyms = {stem(w) for w in (*SYNONYMS_EN, *SYNONYMS_EN.values())}
-    synonyms |= {stem(w) for phrase in (*INFORMAL_EN, *INFORMAL_EN.values()) for w in phrase.split()}
-    zh_syn = set(SYNONYMS_ZH) | set(SYNONYMS_ZH.values())
+    synonyms, zh_syn = _reworded()
     out: list[str] = []
     for w in sorted(plain_words(plain(text))):
         if CJK.match(w):
