@@ -926,6 +926,20 @@ def snapshot(mem: Memory, day: int, stream: Stream, own: dict) -> Snapshot:
 EMBEDDER = None  # --embedder: every run's Memory gets this embedder (dense recall, restatement folds)
 
 
+def write_day(mem: Memory, clock: FrozenClock, d: int, day: Day):  # type: ignore[no-untyped-def]
+    """Write day `d`'s events at their hours, 5 s apart; yields (event, outcome), the outcome
+    None for a refused write (bench/restatement_cosine.py replays the writes the same way)."""
+    base = START + timedelta(days=d)
+    for n, ev in enumerate(day.events):
+        clock.set(base + timedelta(hours=hour_of(ev.kind), seconds=5 * n))
+        try:
+            # Restatements carry no subject (subject=None: as an agent's fragment; none of them
+            # has one the write path could read off, see `distinct`).
+            yield ev, mem.write(ev.text, type="fact" if ev.kind in ("turn", "repeat", "paraphrase") else None, subject=ev.subject or None)
+        except (SecretRefused, RefusedInput):
+            yield ev, None
+
+
 def run_life(name: str, stream: Stream, root: Path, seed: int, checkpoints: set[int], server: FakeLLMServer | None) -> RunResult:
     res = RunResult(name)
     t_run = time.perf_counter()
@@ -941,13 +955,8 @@ def run_life(name: str, stream: Stream, root: Path, seed: int, checkpoints: set[
     own: dict[str, set[str]] = defaultdict(set)
     for d, day in enumerate(stream.days):
         base = START + timedelta(days=d)
-        for n, ev in enumerate(day.events):
-            clock.set(base + timedelta(hours=hour_of(ev.kind), seconds=5 * n))
-            try:
-                # Restatements carry no subject (subject=None: as an agent's fragment; none of them
-                # has one the write path could read off, see `distinct`).
-                out = mem.write(ev.text, type="fact" if ev.kind in ("turn", "repeat", "paraphrase") else None, subject=ev.subject or None)
-            except (SecretRefused, RefusedInput):
+        for ev, out in write_day(mem, clock, d, day):
+            if out is None:
                 res.write[f"{ev.kind}: refused"] += 1
                 continue
             res.write[f"{ev.kind}: {out.action}"] += 1

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +44,6 @@ import memdream.core as core_module  # noqa: E402
 from memdream.clock import FrozenClock  # noqa: E402
 from memdream.config import load_config  # noqa: E402
 from memdream.embed.embedder import load_embedder  # noqa: E402
-from memdream.errors import RefusedInput, SecretRefused  # noqa: E402
 from memdream.memory import Memory  # noqa: E402
 from memdream.model.similarity import restatement_cosine  # noqa: E402
 
@@ -65,12 +64,8 @@ def replay(stream: dl.Stream, embedder, threshold: float | None, seed: int) -> d
         wrong: list[tuple[str, str]] = []
         t = time.perf_counter()
         for d, day in enumerate(stream.days):
-            base = dl.START + timedelta(days=d)
-            for n, ev in enumerate(day.events):
-                clock.set(base + timedelta(hours=dl.hour_of(ev.kind), seconds=5 * n))
-                try:
-                    out = mem.write(ev.text, type="fact" if ev.kind in ("turn", "repeat", "paraphrase") else None, subject=ev.subject or None)
-                except (SecretRefused, RefusedInput):
+            for ev, out in dl.write_day(mem, clock, d, day):  # as the life writes them
+                if out is None:
                     continue
                 actions[f"{ev.kind}: {out.action}"] += 1
                 if out.action == "duplicate" and ev.key not in own[out.entry.id]:
