@@ -35,3 +35,27 @@ def test_recall_loads_neither_the_servers_nor_the_dream_runner(tmp_path) -> None
     assert not {"memdream.cli.servers", "memdream.cli.dream", "memdream.mcp.server", "memdream.web.app", "memdream.dream.run"} & set(out)
     # Nor the write path, the knowledge vault, the importers or doctor: the facade loads them on first use.
     assert not {"memdream.engine.write", "memdream.index.slots", "memdream.model.hostile", "memdream.knowledge.base", "memdream.importers", "memdream.doctor"} & set(out)
+
+
+def test_a_chinese_recall_does_not_load_the_segmenter(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Loading the segmenter's dictionary costs about 0.1 s a process: a recall segments its
+    query by the words the index holds instead (model/tokens.py, query_terms)."""
+    mem = open_memory(tmp_path / "v")
+    mem.remember("我每天早上喝一杯咖啡")
+    mem.remember("I walk the dog at seven")
+    talk = tmp_path / "talk.jsonl"
+    talk.write_text('{"role": "user", "content": "帮我整理一下明天的盘前简报要点", "timestamp": "2026-05-01T08:00:00+08:00"}\n', encoding="utf-8")
+    mem.import_transcripts("jsonl", talk)
+    mem.close()
+    probe = (
+        "import sys\n"
+        "from memdream.memory import open_memory\n"
+        f"m = open_memory({str(tmp_path / 'v')!r})\n"
+        "print(m.recall('咖啡', k=1)[0].text)\n"
+        "print(m.recall('早上喝咖啡', k=1)[0].text)\n"
+        "print(m.search_raw('盘前简报')[0].text)\n"
+        "print('rjieba' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    # the snippets of past conversations (`memdream context`) by the raw layer's own words
+    assert out == ["我每天早上喝一杯咖啡", "我每天早上喝一杯咖啡", "帮我整理一下明天的盘前简报要点", "False"]

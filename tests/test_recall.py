@@ -223,6 +223,8 @@ def test_one_and_two_character_chinese_queries(any_mem) -> None:
     mem.remember("周五下午有组会")
     assert mem.recall("茶", k=1)[0].text == "我喜欢喝龙井茶"
     assert mem.recall("龙井", k=1)[0].text == "我喜欢喝龙井茶"
+    # A query word no memory holds (喝茶) falls back to its characters (model/tokens.py, query_terms).
+    assert mem.recall("喝茶", k=1)[0].text == "我喜欢喝龙井茶"
     assert mem.recall("住", k=1)[0].text == "我住在杭州滨江区"
     assert mem.recall("组会", k=1)[0].text == "周五下午有组会"
     assert [h.text for h in mem.recall("的", k=3)] == []  # a function character finds nothing

@@ -23,7 +23,7 @@ from memdream.index.sync import NEG_TOKEN, FileSync, bounded_line, line_hash, te
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry
 from memdream.model.scoring import bm25, query_weights
 from memdream.model.secrets import shown_entry
-from memdream.model.tokens import query_tokens
+from memdream.model.tokens import query_terms, query_tokens
 from memdream.store.format import parse_line
 from memdream.store.vault import Scope, Vault
 from memdream.store.files import LINE_INDEX_MAX
@@ -184,6 +184,11 @@ class Index(FileSync):
         marks = ",".join("?" * len(terms))
         return dict(self.db.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", terms))
 
+    def query_terms(self, text: str) -> list[str]:
+        """A recall query's terms, its Chinese segmented by the words the index holds
+        (model/tokens.py, query_terms)."""
+        return query_terms(text, lambda pieces: self.document_frequency(pieces).keys())
+
     def generation(self) -> int:
         """Changes whenever any entry row is added or removed (in any process)."""
         row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -225,7 +230,7 @@ class Index(FileSync):
         millisecond. Both score with the same formula.
         """
         self._searches += 1
-        terms = query_tokens(query)
+        terms = self.query_terms(query)
         df = self.document_frequency(terms)
         present = [t for t in terms if df.get(t)]
         if not present or limit <= 0:

@@ -9,7 +9,7 @@ from memdream.model import lazyre as re
 from memdream.model.secrets import shown_text
 from memdream.index.db import Index
 from memdream.index.fts import index_text, match_expression
-from memdream.model.tokens import query_tokens
+from memdream.model.tokens import query_terms
 from memdream.model.snippet import Snippet
 from memdream.store.transcripts import chunks
 from memdream.store.vault import ARCHIVE_DIR, REFLECTIONS_DIR, SESSIONS_DIR, Scope
@@ -119,7 +119,8 @@ def search_raw(
     archived: bool = False,
 ) -> list[Snippet]:
     """Search the documents of `kinds` (session, log, note, reflection); archived copies too if asked."""
-    expr = match_expression(query_tokens(query)[:max_terms])
+    terms = query_terms(query, lambda pieces: _raw_terms(index, pieces))
+    expr = match_expression(terms[:max_terms])
     if expr is None or k <= 0:
         return []
     marks = ",".join("?" * len(kinds))
@@ -132,16 +133,25 @@ def search_raw(
     out = []
     for path, role, at, text, s in rows:
         session = Path(path).stem
-        out.append(Snippet(path, session, role, _excerpt(shown_text(text), query), s, at))  # a hand-dropped file may hold a key
+        out.append(Snippet(path, session, role, _excerpt(shown_text(text), terms), s, at))  # a hand-dropped file may hold a key
     return out
 
 
-def _excerpt(text: str, query: str) -> str:
+def _raw_terms(index: Index, pieces: list[str]) -> set[str]:
+    """Which of `pieces` the raw layer's full text holds as a token (its FTS5 vocabulary, read
+    through a per-connection fts5vocab table): a query's Chinese is segmented by the documents'
+    own words, as recall's is by the entries' (model/tokens.py, query_terms)."""
+    index.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.raw_vocab USING fts5vocab(main, raw_fts, 'row')")
+    marks = ",".join("?" * len(pieces))
+    return {t for (t,) in index.db.execute(f"SELECT term FROM temp.raw_vocab WHERE term IN ({marks})", pieces)}
+
+
+def _excerpt(text: str, terms: list[str]) -> str:
     flat = " ".join(text.split())
     if len(flat) <= SNIPPET_CHARS:
         return flat
     low = flat.lower()
-    pos = min((p for p in (low.find(t) for t in query_tokens(query)) if p >= 0), default=0)
+    pos = min((p for p in (low.find(t) for t in terms) if p >= 0), default=0)
     start = max(0, pos - SNIPPET_CHARS // 3)
     piece = flat[start : start + SNIPPET_CHARS]
     return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")

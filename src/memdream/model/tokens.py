@@ -10,10 +10,15 @@ never find 我在余杭区. We tokenize in Python and give FTS5 a space-separate
 
 The index also holds every Chinese character as a token of its own (except a short list of
 function characters that occur in nearly every sentence), so one-character queries work.
+
+A recall query's Chinese is segmented by the memories' own words instead (`query_terms`): every
+piece of it that the index holds as a token, and its characters where it holds none. That needs
+no segmenter, so a Chinese recall in a new process does not pay for loading one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from functools import lru_cache
 
 from memdream.model import lazyre as re
@@ -83,7 +88,7 @@ def tokens(text: str, unigrams: bool = False) -> list[str]:
     With `unigrams` (what the index stores), every Chinese character that is not a function
     character is a token too, so a one-character query finds it inside longer words (茶 finds
     我喜欢喝龙井茶, 住 finds 我住在杭州). Queries keep their own words: a two-character query
-    word does not turn into its characters."""
+    word does not turn into its characters (a recall query is cut by `query_terms` instead)."""
     out: list[str] = []
     text = text.lower()
     ascii_only = text.isascii()
@@ -103,3 +108,64 @@ def tokens(text: str, unigrams: bool = False) -> list[str]:
 def query_tokens(text: str) -> list[str]:
     """Distinct tokens of a query, in order of first appearance."""
     return list(dict.fromkeys(tokens(text)))
+
+
+# The longest piece of a query's Chinese run looked up as a word of the memories (the
+# segmenter's words are rarely longer: 中华人民共和国 is 7).
+MAX_QUERY_PIECE = 8
+
+
+def query_terms(text: str, known: Callable[[list[str]], Collection[str]]) -> list[str]:
+    """Distinct terms of a recall query, in order of first appearance, its Chinese segmented by
+    the memories' own words: `known(pieces)` says which of the pieces some memory holds as a
+    token (the index's terms).
+
+    A Chinese run gives every character bigram (as `tokens` does), every longer piece of it
+    (up to MAX_QUERY_PIECE characters) that a memory holds as a word, a bigram across a
+    function character only where a memory holds it as a word (目的, 的确), and each of its
+    characters that no piece a memory holds covers (喝茶, where no memory says 喝茶, still finds
+    龙井茶 by its 茶; a word that only asks, such as 什么, covers its characters though it is no
+    term). A query word no memory holds can match nothing, so looking the pieces up
+    loses nothing the segmenter would have found, and a segmenter's choice for a short query
+    out of context no longer hides a word the memories use. Everything else is as `tokens`.
+    The segmenter is not loaded."""
+    text = text.lower()
+    if text.isascii():  # no Chinese to segment (and no CJK pattern to compile in a new process)
+        return list(dict.fromkeys(tokens(text)))
+    runs = [m.group(0) for m in _RUN.finditer(text)]
+    pieces: list[str] = []
+    for run in runs:
+        if len(run) > 1 and _IS_CJK.match(run):
+            n = len(run)
+            pieces.extend(run[i:j] for i in range(n) for j in range(i + 2, min(n, i + MAX_QUERY_PIECE) + 1))
+    have = set(known(list(dict.fromkeys(pieces)))) if pieces else set()
+    out: list[str] = []
+    for run in runs:
+        if not _IS_CJK.match(run):
+            out.extend(tokens(run))
+            continue
+        n = len(run)
+        if n == 1:
+            out.append(run)
+            continue
+        covered = [False] * n
+        words: list[str] = []
+        for i in range(n):
+            for j in range(i + 2, min(n, i + MAX_QUERY_PIECE) + 1):
+                piece = run[i:j]
+                if piece in CJK_STOPWORDS:  # a word too, if one that only asks or points
+                    covered[i:j] = [True] * (j - i)
+                elif piece in have:
+                    covered[i:j] = [True] * (j - i)
+                    if j - i > 2:
+                        words.append(piece)
+        bigrams = []
+        for i in range(n - 1):
+            g = run[i : i + 2]
+            if g in CJK_STOPWORDS:
+                continue
+            if (g[0] not in CJK_STOP_CHARS and g[1] not in CJK_STOP_CHARS) or g in have:
+                bigrams.append(g)
+        singles = [ch for i, ch in enumerate(run) if not covered[i] and ch not in CJK_STOP_CHARS and _IS_CJK.match(ch)]
+        out.extend(words + singles + bigrams)
+    return list(dict.fromkeys(out))

@@ -15,7 +15,6 @@ from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days
 from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
-from memdream.model.tokens import query_tokens
 from memdream.store.vault import Scope
 
 CANDIDATES = 100  # keyword candidates scored per query
@@ -95,7 +94,7 @@ def recall(
         end = datetime.combine(d + timedelta(days=1), time(0), tzinfo=tz).timestamp()
         said, on_day = index.created_between(scope, layers, start, end, DAY_CANDIDATES)
         if said:
-            days.append((d.isoformat(), start, end, max(1, len(query_tokens(query[a:b]))) * idf(said, n_docs)))
+            days.append((d.isoformat(), start, end, max(1, len(index.query_terms(query[a:b]))) * idf(said, n_docs)))
             terms_text = terms_text[:a] + " " + terms_text[b:]
             for row in on_day:
                 rows[row.rowid] = (row, None)  # BM25 computed below
@@ -128,7 +127,7 @@ def recall(
     valid = [(row, s) for row, s in rows.values() if is_valid(row)]
     if not valid:
         return []
-    terms = query_tokens(terms_text)
+    terms = index.query_terms(terms_text)
     df = index.document_frequency(terms)
     weights = query_weights(terms)
     # Keyword relevance on an absolute scale: BM25 over what a memory holding every query term

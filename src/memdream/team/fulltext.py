@@ -22,7 +22,7 @@ from memdream.index.db import MAX_QUERY_TERMS, Row
 from memdream.index.rows import entry_tokens, item, prepared_row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT
 from memdream.model.scoring import BM25_B, BM25_K1, idf, query_weights
-from memdream.model.tokens import query_tokens
+from memdream.model.tokens import query_terms
 from memdream.store.format import Line
 from memdream.store.vault import Scope
 
@@ -146,6 +146,11 @@ class PgIndex:
         rows = self.conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s AND term = ANY(%s)", (self.scope.key, terms)).fetchall()
         return {t: n for t, n in rows if n > 0}
 
+    def query_terms(self, text: str) -> list[str]:
+        """A recall query's terms, its Chinese segmented by the words the scope holds, as the
+        SQLite index does (model/tokens.py, query_terms)."""
+        return query_terms(text, lambda pieces: self.document_frequency(pieces).keys())
+
     def corpus_stats(self) -> tuple[int, float]:
         row = self.conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (self.scope.key,)).fetchone()
         n, tokens = row if row else (0, 0)
@@ -166,7 +171,7 @@ class PgIndex:
         and `ended` > 0) the best `ended` lines no longer valid, scored in the same pass."""
         if scope != self.scope:
             raise ValueError("a PgIndex answers for its own scope only")
-        terms = query_tokens(query)
+        terms = self.query_terms(query)
         df = self.document_frequency(terms)
         present = [t for t in terms if df.get(t)]
         if not present or limit <= 0:
