@@ -50,3 +50,17 @@ def test_everything_else_is_tokenized_as_the_index_does() -> None:
     assert calls == []  # no Chinese, nothing to look up
     known, _ = known_of("我在杭州")
     assert query_terms("iPhone 15 杭", known) == ["iphon", "15", "杭"]  # stemmed, as the index stores it
+
+
+def test_a_long_query_is_looked_up_in_batches() -> None:
+    run = "".join(chr(0x4E00 + i) for i in range(400))  # 400 distinct characters: 2,772 pieces
+    word = run[100:103]
+    calls: list[list[str]] = []
+
+    def known(pieces: list[str]) -> set[str]:
+        calls.append(pieces)
+        return {p for p in pieces if p == word}
+
+    terms = query_terms(run, known)
+    assert len(calls) == 4 and max(len(c) for c in calls) <= 900
+    assert word in terms  # a word the memory holds, found in whichever batch it fell

@@ -113,6 +113,7 @@ def query_tokens(text: str) -> list[str]:
 # The longest piece of a query's Chinese run looked up as a word of the memories (the
 # segmenter's words are rarely longer: 中华人民共和国 is 7).
 MAX_QUERY_PIECE = 8
+LOOKUP_BATCH = 900  # pieces looked up at a time (SQLite before 3.32 binds at most 999 parameters)
 
 
 def query_terms(text: str, known: Callable[[list[str]], Collection[str]]) -> list[str]:
@@ -138,7 +139,10 @@ def query_terms(text: str, known: Callable[[list[str]], Collection[str]]) -> lis
         if len(run) > 1 and _IS_CJK.match(run):
             n = len(run)
             pieces.extend(run[i:j] for i in range(n) for j in range(i + 2, min(n, i + MAX_QUERY_PIECE) + 1))
-    have = set(known(list(dict.fromkeys(pieces)))) if pieces else set()
+    distinct = list(dict.fromkeys(pieces))
+    have: set[str] = set()
+    for i in range(0, len(distinct), LOOKUP_BATCH):  # a long query: within any SQLite's limit on bound parameters
+        have.update(known(distinct[i : i + LOOKUP_BATCH]))
     out: list[str] = []
     for run in runs:
         if not _IS_CJK.match(run):
