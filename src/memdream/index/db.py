@@ -220,6 +220,7 @@ class Index(FileSync):
         current_only: bool = True,
         postings: bool = True,
         ended: int = 0,
+        terms: list[str] | None = None,
     ) -> list[tuple[Row, float]]:
         """The best `limit` rows for `query` with their BM25 (memdream's formula, all query terms),
         then (with `current_only` and `ended` > 0) the best `ended` rows no longer valid (vt set).
@@ -227,10 +228,11 @@ class Index(FileSync):
         A one-shot process asks FTS5 for the matches of the query's rarest terms and scores
         them; a process that searches again on a large index (>= POSTINGS_MIN_ENTRIES)
         loads the in-process postings once and scores every match exactly, in about a
-        millisecond. Both score with the same formula.
+        millisecond. Both score with the same formula. `terms`: the query's terms when the
+        caller has cut it already (`query_terms`: a lookup in the index).
         """
         self._searches += 1
-        terms = self.query_terms(query)
+        terms = self.query_terms(query) if terms is None else terms
         df = self.document_frequency(terms)
         present = [t for t in terms if df.get(t)]
         if not present or limit <= 0:

@@ -98,8 +98,9 @@ def recall(
             terms_text = terms_text[:a] + " " + terms_text[b:]
             for row in on_day:
                 rows[row.rowid] = (row, None)  # BM25 computed below
+    terms = index.query_terms(terms_text)  # cut once (a lookup of its pieces in the index), used for candidates and scores
     found = index.keyword_candidates(
-        scope, terms_text, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, ended=ENDED_CANDIDATES if as_of is None else 0
+        scope, terms_text, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, ended=ENDED_CANDIDATES if as_of is None else 0, terms=terms
     )
     ended = [(row, s) for row, s in found if as_of is None and row.vt is not None]
     for row, score in found:
@@ -127,7 +128,6 @@ def recall(
     valid = [(row, s) for row, s in rows.values() if is_valid(row)]
     if not valid:
         return []
-    terms = index.query_terms(terms_text)
     df = index.document_frequency(terms)
     weights = query_weights(terms)
     # Keyword relevance on an absolute scale: BM25 over what a memory holding every query term

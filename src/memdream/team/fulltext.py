@@ -165,13 +165,15 @@ class PgIndex:
         current_only: bool = True,
         postings: bool = True,
         ended: int = 0,
+        terms: list[str] | None = None,
     ) -> list[tuple[Row, float]]:
         """The best `limit` entry lines holding any of the query's terms, with memdream's BM25
         over all of them (exactly, like the SQLite index's postings); then (with `current_only`
-        and `ended` > 0) the best `ended` lines no longer valid, scored in the same pass."""
+        and `ended` > 0) the best `ended` lines no longer valid, scored in the same pass.
+        `terms`: the query's terms when the caller has cut it already (`query_terms`)."""
         if scope != self.scope:
             raise ValueError("a PgIndex answers for its own scope only")
-        terms = self.query_terms(query)
+        terms = self.query_terms(query) if terms is None else terms
         df = self.document_frequency(terms)
         present = [t for t in terms if df.get(t)]
         if not present or limit <= 0:
