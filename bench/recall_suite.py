@@ -50,7 +50,7 @@ from memdream.errors import RefusedInput, SecretRefused  # noqa: E402
 from memdream.memory import Memory  # noqa: E402
 from memdream.store.format import quick_id  # noqa: E402
 
-SETS = ("locomo", "memorybank_zh", "filler", "changing")
+SETS = ("locomo", "memorybank_zh", "memorybank_en", "filler", "changing")
 CONFIGS = ("memdream", "memdream relevance", "memdream+use", "memdream+use relevance", "bm25s", "bm25s bigrams")
 _BREAKS = re.compile(r"\s*[\r\n]+\s*")
 # Experiments (configuration "memdream~NAME"): other ways recency and importance could lift relevance.
@@ -61,6 +61,9 @@ LIFTS: dict[str, Callable[[float, float], float]] = {
     "imp2": lambda r, i: 1 + 0.5 * (r + 2 * i) / 5,
     "imp-only": lambda r, i: 1 + 0.5 * i / 2,
     "rec-only": lambda r, i: 1 + 0.5 * r,
+    "imp-L0.5": lambda r, i: 1 + 0.5 * i / 3,
+    "rec-L0.5": lambda r, i: 1 + 0.5 * r / 3,
+    "none": lambda r, i: 1.0,
 }
 
 

@@ -71,6 +71,58 @@ def test_memorybank_zh_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path)
         mod.load(questions_file=bad)
 
 
+def test_memorybank_en_question_file_is_well_formed():
+    spec = json.loads((ROOT / "bench" / "sets" / "memorybank_en_questions.json").read_text(encoding="utf-8"))
+    cats = {q["category"] for q in spec}
+    assert cats == {"probe", "lexical", "paraphrase", "short"}
+    own = [q for q in spec if q["category"] != "probe"]
+    assert len(own) >= 100 and len({q["user"] for q in own}) == 15
+    for q in spec:
+        assert q["gold"] and q["user"] == q["user"].strip(), q
+        for g in q["gold"]:
+            user, date, turn, part = g.split("/")
+            assert user == q["user"] and part in ("q", "r") and turn.isdigit() and date.startswith("2023-"), g
+        if q["category"] == "probe":
+            assert isinstance(q["probe"], int) and "question" not in q  # the text stays in the data
+        else:
+            assert q["question"].strip() and 1 <= len(q["gold"]) <= 3
+    probes = [(q["user"], q["probe"]) for q in spec if q["category"] == "probe"]
+    assert len(probes) == len(set(probes)) == 99
+    assert ("John Zhang", 4) not in probes  # its day (2023-05-05) is empty in the English data
+
+
+@needs_data
+def test_memorybank_en_loads_deterministically_with_every_gold_id():
+    mod = importlib.import_module("bench.sets.memorybank_en")
+    a, b = mod.load(), mod.load()
+    assert [m.id for m in a.memories] == [m.id for m in b.memories]
+    assert [q.text for q in a.questions] == [q.text for q in b.questions]
+    ids = {m.id for m in a.memories}
+    assert len(ids) == len(a.memories)
+    assert a.name == "memorybank_en" and a.metric == "recall" and a.k == 5 and a.lang == "en"
+    assert len(a.asked_at) == 15 and all(u == u.strip() for u in a.asked_at)
+    assert len(a.questions) >= 200 and sum(q.category == "probe" for q in a.questions) == 99
+    for q in a.questions:
+        assert set(q.gold) <= ids
+        assert all(i.startswith(q.conv + "/") for i in q.gold)
+    for m in a.memories:
+        assert m.at.tzinfo is not None and m.at < a.asked_at[m.conv]
+    # same days, same clock as the Chinese set: user i of one is user i of the other
+    zh = importlib.import_module("bench.sets.memorybank_zh").load()
+    assert list(a.asked_at.values()) == list(zh.asked_at.values())
+
+
+@needs_data
+def test_memorybank_en_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path):
+    mod = importlib.import_module("bench.sets.memorybank_en")
+    spec = json.loads(mod.QUESTIONS.read_text(encoding="utf-8"))
+    spec[0]["gold"] = [spec[0]["user"] + "/2023-04-27/99/q"]
+    bad = tmp_path / "questions.json"
+    bad.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match="gold ids missing"):
+        mod.load(questions_file=bad)
+
+
 def test_filler_bank_is_well_formed():
     mod = importlib.import_module("bench.sets.filler")
     bank = mod.load_bank()
@@ -129,7 +181,7 @@ def test_changing_puts_every_current_version_after_all_old_ones():
 
 
 @needs_data
-@pytest.mark.parametrize("name", ["memorybank_zh", "filler", "changing"])
+@pytest.mark.parametrize("name", ["memorybank_zh", "memorybank_en", "filler", "changing"])
 def test_each_set_prints_its_counts_and_examples(name, capsys):
     mod = importlib.import_module(f"bench.sets.{name}")
     assert mod.main([]) == 0

@@ -46,29 +46,40 @@ def memory_id(user: str, date: str, turn: int, part: str) -> str:
     return f"{user}/{date}/{turn}/{part}"
 
 
-def _cn_dir(data_dir: Path | None) -> Path:
+def _lang_dir(data_dir: Path | None, folder: str, histories: str) -> Path:
     base = Path(data_dir) if data_dir is not None else SHARED
-    for cand in (base / "memorybank" / "cn", base / "cn", base):
-        if (cand / "memory_bank_cn.json").is_file():
+    for cand in (base / "memorybank" / folder, base / folder, base):
+        if (cand / histories).is_file():
             return cand
     raise FileNotFoundError(
-        f"memory_bank_cn.json not found under {base} (expected memorybank/cn/ there); "
+        f"{histories} not found under {base} (expected memorybank/{folder}/ there); "
         "pass data_dir pointing at ../shared/bench"
     )
 
 
-def load_memories(data_dir: Path | None = None) -> tuple[list[Memory], dict[str, datetime], dict]:
-    """Every message of every user, in order; asked_at per user; the raw probing questions."""
-    cn = _cn_dir(data_dir)
-    histories = json.loads((cn / "memory_bank_cn.json").read_text(encoding="utf-8"))
+def load_memories(
+    data_dir: Path | None = None,
+    folder: str = "cn",
+    histories: str = "memory_bank_cn.json",
+    probing: str = "probing_questions_cn.jsonl",
+) -> tuple[list[Memory], dict[str, datetime], dict]:
+    """Every message of every user, in order; asked_at per user; the raw probing questions.
+
+    ``folder``/``histories``/``probing`` name one language's files (memorybank_en passes the English
+    ones). User names are stripped of stray spaces (the English file has " Jason "); the Chinese
+    names have none, so their ids are as they always were.
+    """
+    base = _lang_dir(data_dir, folder, histories)
+    data = json.loads((base / histories).read_text(encoding="utf-8"))
     probes: dict[str, list[str]] = {}
-    with (cn / "probing_questions_cn.jsonl").open(encoding="utf-8") as fh:
+    with (base / probing).open(encoding="utf-8") as fh:
         for line in fh:
             if line.strip():
-                probes.update(json.loads(line))
+                probes.update({k.strip(): v for k, v in json.loads(line).items()})
     memories: list[Memory] = []
     asked_at: dict[str, datetime] = {}
-    for user, entry in histories.items():
+    for raw_user, entry in data.items():
+        user = raw_user.strip()
         days = sorted(entry["history"])
         for date in days:
             day = datetime.fromisoformat(date).replace(hour=20, tzinfo=TZ)
@@ -83,12 +94,10 @@ def load_memories(data_dir: Path | None = None) -> tuple[list[Memory], dict[str,
     return memories, asked_at, probes
 
 
-def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | None = None) -> SuiteSet:
-    """The set; ``seed`` is accepted for the common signature (nothing here is random)."""
-    memories, asked_at, probes = load_memories(data_dir)
+def load_questions(qfile: Path, memories: list[Memory], probes: dict[str, list[str]]) -> list[Question]:
+    """The questions of a spec file (probes by index into ``probes``); fails loudly on any bad gold id."""
     by_id = {m.id: m for m in memories}
-    qfile = Path(questions_file) if questions_file is not None else QUESTIONS
-    spec = json.loads(qfile.read_text(encoding="utf-8"))
+    spec = json.loads(Path(qfile).read_text(encoding="utf-8"))
     questions: list[Question] = []
     problems: list[str] = []
     for n, q in enumerate(spec):
@@ -110,6 +119,13 @@ def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | Non
         questions.append(Question(conv=user, text=text, gold=tuple(q["gold"]), category=q["category"]))
     if problems:
         raise ValueError(f"{qfile}: {len(problems)} bad question(s):\n  " + "\n  ".join(problems))
+    return questions
+
+
+def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | None = None) -> SuiteSet:
+    """The set; ``seed`` is accepted for the common signature (nothing here is random)."""
+    memories, asked_at, probes = load_memories(data_dir)
+    qfile = Path(questions_file) if questions_file is not None else QUESTIONS
     return SuiteSet(
         name="memorybank_zh",
         description="MemoryBank Chinese histories (15 users x 10 days), every message a memory; "
@@ -118,7 +134,7 @@ def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | Non
         metric="recall",
         k=5,
         memories=memories,
-        questions=questions,
+        questions=load_questions(qfile, memories, probes),
         asked_at=asked_at,
     )
 
