@@ -144,6 +144,34 @@ def test_relevance_gates_importance_and_recency(any_mem, clock) -> None:
     assert mem.recall("when does Alice land in Lisbon?", k=1)[0].text.startswith("Alice lands")
 
 
+@pytest.mark.parametrize(
+    "query,past",
+    [
+        ("Where did I fly for the conference?", True),
+        ("上次开会我飞去了哪里？", True),
+        ("Where do I fly for conferences these days?", False),
+        ("我现在开会飞哪里？", False),
+    ],
+)
+def test_a_question_about_the_past_is_not_lifted_by_recency(any_mem, clock, query: str, past: bool) -> None:
+    """What happened stays true: for a question about the past, that a memory is newer says nothing
+    about whether it is the answer, so recency does not lift; a question about now keeps it."""
+    mem = any_mem
+    start = clock.now()
+    old = mem.remember("Conference trip: flew to Lisbon. 开会飞去了里斯本", type="fact")
+    clock.set(start + timedelta(days=90))
+    new = mem.remember("Conference trip: flew to Porto and stayed by the river. 开会飞去了波尔图，住在河边", type="fact")
+    clock.set(start + timedelta(days=91))
+    hits = {h.entry.id: h for h in mem.recall(query, k=5)}
+    o, n = hits[old.id], hits[new.id]
+    assert o.trace.past is past and n.trace.past is past
+    assert o.trace.relevance > n.trace.relevance and n.trace.recency > 0.9 > 0.2 > o.trace.recency
+    if past:  # ranked by relevance and importance alone: the better match first
+        assert o.trace.lift == pytest.approx(n.trace.lift) and o.score > n.score
+    else:  # recency lifts the newer one
+        assert n.trace.lift > o.trace.lift
+
+
 def test_the_turns_said_next_after_a_match_are_lent_half_its_relevance(any_mem, clock) -> None:
     """A reply leans on the turn it answers: the two memories created next after a matching one
     (within 30 minutes) are relevant at least half as much, if they match the query at all; never

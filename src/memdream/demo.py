@@ -135,6 +135,12 @@ def run_demo(keep: str | None = None) -> None:
             " Forty newer lines share only 新 and barely match: recency and importance reorder memories that"
             " match about equally well, they never lift one that barely matches above one that matches well."
         )
+        past_q = "我之前说过哪个接口会抽风？"
+        h = mem.recall(past_q, k=1)[0]
+        click.echo(
+            f'  A question about the past ({past_q}) is not lifted by recency: what happened stays true.'
+            f"  ->  {h.text}  (recency {h.trace.recency:.2f} not counted, lift {h.trace.lift:.2f} from importance alone)"
+        )
         for line in ("接口评审会改到了周四", "周五下午有组会", "我喜欢喝龙井茶"):
             mem.write(line)
         click.echo(f"  A one-character query finds the words that hold it:  recall 茶  ->  {mem.recall('茶', k=1)[0].text}")

@@ -38,7 +38,8 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
             near += f"; it ends asking: {QUESTION_SHARE:g} x its match {t.asked:.2f}" if t.asked is not None else ""
             click.echo(
                 f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos}{near})"
-                f" x lift {t.lift:.2f} (from recency {t.recency:.2f}, age {t.age_days:.1f} d, half-life 30 d;"
+                f" x lift {t.lift:.2f} (from recency {t.recency:.2f}, age {t.age_days:.1f} d, half-life 30 d"
+                f"{', not counted: the query asks about the past' if t.past else ''};"
                 f" importance {t.importance:.2f} = prior {t.prior:.2f} + salience {t.salience:.2f} + recalls {t.hit_bonus:.2f})"
             )
 
