@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memdream.cli.main import cli
 from memdream.model.entry import Entry
-from memdream.model.scoring import IMPORTANCE_CAP, LIFT, QUESTION_SHARE, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
+from memdream.model.scoring import IMPORTANCE_CAP, asks_about_past, LIFT, QUESTION_SHARE, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER
 from memdream.recall.snapshot import Snippet, count_tokens
@@ -170,6 +170,23 @@ def test_a_question_about_the_past_is_not_lifted_by_recency(any_mem, clock, quer
         assert o.trace.lift == pytest.approx(n.trace.lift) and o.score > n.score
     else:  # recency lifts the newer one
         assert n.trace.lift > o.trace.lift
+
+
+@pytest.mark.parametrize(
+    "query,past",
+    [
+        ("When did Melanie paint a sunrise?", True),
+        ("I once recommended a food program to you, what was its name?", True),
+        ("你曾经给我推荐过几个手工活的项目，有哪些？", True),
+        ("What did Melanie paint recently?", False),  # a word for now keeps recency
+        ("If you were ordering my favourite meal, what would you get?", False),
+        ("我对什么过敏？", False),  # 过敏 is no experience
+        ("朋友过生日，我送什么礼物比较有心意？", False),
+        ("我身体最近哪里不舒服？", False),
+    ],
+)
+def test_what_asks_about_the_past(query: str, past: bool) -> None:
+    assert asks_about_past(query) is past
 
 
 def test_the_turns_said_next_after_a_match_are_lent_half_its_relevance(any_mem, clock) -> None:

@@ -189,8 +189,8 @@ _PAST_EN = re.compile(
 )
 _SUPPOSING = re.compile(r"\b(?:if|as if|wish) (?:i|you|he|she|we|they|it) were\b", re.IGNORECASE)  # "If you were ordering ...": not the past
 _NOW_EN = re.compile(r"\b(?:now|currently|current|these days|nowadays|lately|recently|latest|still|anymore|today)\b", re.IGNORECASE)
-# 过 after a verb marks an experience (去过, 推荐过); not in 不过, 通过, 难过, 过来, 过程 ...
-_PAST_ZH = re.compile(r"曾|以前|之前|上次|那次|那天|当时|那时|昨天|前天|去年|上周|上个月|[\u4e00-\u9fff](?<![不通超经难太度越错路放改])过(?![来去程度分头])")
+# 过 after a verb marks an experience (去过, 推荐过); not in 不过, 通过, 难过, 过来, 过程, 过敏, 过生日 ...
+_PAST_ZH = re.compile(r"曾|以前|之前|上次|那次|那天|当时|那时|昨天|前天|去年|上周|上个月|[\u4e00-\u9fff](?<![不通超经难太度越错路放改])过(?![来去程度分头敏生年节])")
 _NOW_ZH = re.compile(r"现在|目前|如今|最近|当前|这些天|近来|还在|今天")
 
 
