@@ -55,7 +55,7 @@ def test_similarity_rules() -> None:
     assert not is_duplicate("meeting on Friday at 3 pm", "meeting on Friday at 4 pm")
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "a\nb", "bell\x07", "x" * 2001])
+@pytest.mark.parametrize("bad", ["", "   ", " \n \r\n ", "bell\x07", "x" * 2001])
 def test_invalid_text_is_refused_and_nothing_written(any_mem, bad: str) -> None:
     mem = any_mem
     with pytest.raises(RefusedInput) as info:
@@ -63,6 +63,16 @@ def test_invalid_text_is_refused_and_nothing_written(any_mem, bad: str) -> None:
     assert info.value.hint
     assert not any(r.endswith(".md") for r in stored_files(mem))
     assert not any(p.suffix == ".md" for p in mem.vault.root.rglob("*"))
+
+
+def test_a_text_said_over_several_lines_is_kept_on_one(any_mem) -> None:
+    """A memory is one line: line breaks are joined with a space, not refused (an agent's note
+    with a list, a chat message in paragraphs would otherwise be lost)."""
+    mem = any_mem
+    e = mem.remember("周五的发布清单：\n- 备份数据库\r\n- 通知客服\u2028Then deploy.")
+    assert e.text == "周五的发布清单： - 备份数据库 - 通知客服 Then deploy."
+    assert [h.entry.id for h in mem.recall("备份数据库", k=1)] == [e.id]
+    assert sum(b.count("周五的发布清单".encode()) for r, b in stored_files(mem).items() if r.endswith(".md")) == 1
 
 
 def test_secret_is_refused_and_nothing_written(any_mem) -> None:

@@ -6,16 +6,24 @@ import unicodedata
 from datetime import date
 
 from memdream.errors import RefusedInput
+from memdream.model import lazyre as re
+from memdream.store.format import LINE_BREAKS
 from memdream.model.secrets import refuse_secret as no_secret  # noqa: F401 - the engine's name for it
 
 MAX_SUBJECT_CHARS = 100
+_BREAK = re.compile("[" + re.escape(LINE_BREAKS) + "]+")
 
 
 def check_text(text: str, max_chars: int) -> str:
-    """The memory text, stripped; RefusedInput (with what to do) if it is not one short line."""
+    """The memory text, stripped, its line breaks joined into one line; RefusedInput (with what
+    to do) if it is empty, too long or holds another control character."""
     if not isinstance(text, str):
         raise RefusedInput("the memory text must be a string", "pass the text as a plain string")
     text = text.strip()
+    if any(ch in LINE_BREAKS for ch in text):
+        # A memory is one line: a text said over several lines (an agent's note, a chat message
+        # with a list) is kept, its lines joined with a space, rather than refused and lost.
+        text = " ".join(part.strip() for part in _BREAK.split(text) if part.strip())
     if not text:
         raise RefusedInput("the memory text is empty", "say what to remember, e.g. memdream remember \"I prefer dark themes\"")
     if len(text) > max_chars:
@@ -25,10 +33,9 @@ def check_text(text: str, max_chars: int) -> str:
         )
     bad = [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cs") and ch != "\t"]
     if bad:
-        what = "a line break" if any(ch in "\r\n" for ch in bad) else f"the control character {bad[0]!r}"
         raise RefusedInput(
-            f"the memory text contains {what}",
-            "a memory is one line of text; split it into several memories",
+            f"the memory text contains the control character {bad[0]!r}",
+            "remove it: a memory is plain text",
         )
     return text
 

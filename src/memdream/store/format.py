@@ -30,9 +30,9 @@ META_CLOSE = "-->"
 BULLETS = ("-", "*", "+")
 
 # Characters str.splitlines() treats as line boundaries: none may appear raw inside a line.
-_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_VALUE_SPECIALS = set("%;=<>" + _LINE_BREAKS)
-_TEXT_SPECIALS = set("%" + _LINE_BREAKS)
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_VALUE_SPECIALS = set("%;=<>" + LINE_BREAKS)
+_TEXT_SPECIALS = set("%" + LINE_BREAKS)
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})|%u([0-9A-Fa-f]{4})")
 
 # Canonical order of known keys on a rendered line.
@@ -221,7 +221,7 @@ def render_line(e: Entry) -> str:
     """Render an entry as one line (no trailing newline)."""
     text = e.text
     pairs = _meta_pairs(e)
-    if any(ch in _LINE_BREAKS for ch in text):
+    if any(ch in LINE_BREAKS for ch in text):
         text = _escape(text, _TEXT_SPECIALS)
         pairs.append(("e", "1"))
     tokens = [f"{k}={escape_value(v)}" for k, v in pairs]
