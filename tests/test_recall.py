@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from memdream.cli.main import cli
 from memdream.model.entry import Entry
-from memdream.model.scoring import IMPORTANCE_CAP, asks_about_past, LIFT, QUESTION_SHARE, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
+from memdream.model.scoring import IMPORTANCE_CAP, asks_about_past, LIFT, LIFT_NOW, QUESTION_SHARE, dense_relevance, dense_weight, importance, keyword_relevance, recency, score, score_parts
 from memdream.recall.active import ActiveRecall
 from memdream.recall.hits import FLUSH_AFTER
 from memdream.recall.snapshot import Snippet, count_tokens
@@ -165,6 +165,7 @@ def test_a_question_about_the_past_is_not_lifted_by_recency(any_mem, clock, quer
     hits = {h.entry.id: h for h in mem.recall(query, k=5)}
     o, n = hits[old.id], hits[new.id]
     assert o.trace.past is past and n.trace.past is past
+    assert o.trace.now is (not past) and n.trace.now is (not past)  # the two others say "these days", 现在
     assert o.trace.relevance > n.trace.relevance and n.trace.recency > 0.9 > 0.2 > o.trace.recency
     if past:  # ranked by relevance and importance alone: the better match first
         assert o.trace.lift == pytest.approx(n.trace.lift) and o.score > n.score
@@ -187,6 +188,23 @@ def test_a_question_about_the_past_is_not_lifted_by_recency(any_mem, clock, quer
 )
 def test_what_asks_about_the_past(query: str, past: bool) -> None:
     assert asks_about_past(query) is past
+
+
+def test_a_question_about_now_is_lifted_more_than_one_that_does_not_say(any_mem, clock) -> None:
+    """"... these days?" asks for what holds now: the lift is at most doubling (LIFT_NOW), where a
+    question that says neither now nor the past gets at most half again (LIFT)."""
+    mem = any_mem
+    start = clock.now()
+    old = mem.remember("Hiking with Lee at Mount Tam", type="fact")
+    clock.set(start + timedelta(days=90))
+    new = mem.remember("Hiking with Lee and his dog at Muir Woods, then tacos", type="fact")
+    plain = {h.entry.id: h for h in mem.recall("Where do I go hiking with Lee?", k=5)}
+    now = {h.entry.id: h for h in mem.recall("Where do I go hiking with Lee these days?", k=5)}
+    assert not plain[new.id].trace.now and now[new.id].trace.now
+    assert plain[new.id].trace.lift == pytest.approx(1 + LIFT * (plain[new.id].trace.recency + 0.4) / (1 + IMPORTANCE_CAP))
+    assert now[new.id].trace.lift == pytest.approx(1 + LIFT_NOW * (now[new.id].trace.recency + 0.4) / (1 + IMPORTANCE_CAP))
+    gain = lambda hits: hits[new.id].trace.lift / hits[old.id].trace.lift  # noqa: E731
+    assert gain(now) > gain(plain) > 1.0
 
 
 def test_the_turns_said_next_after_a_match_are_lent_half_its_relevance(any_mem, clock) -> None:

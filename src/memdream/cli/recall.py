@@ -39,7 +39,8 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
             click.echo(
                 f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos}{near})"
                 f" x lift {t.lift:.2f} (from recency {t.recency:.2f}, age {t.age_days:.1f} d, half-life 30 d"
-                f"{', not counted: the query asks about the past' if t.past else ''};"
+                f"{', not counted: the query asks about the past' if t.past else ''}"
+                f"{'; the query asks about now: the full lift' if t.now else ''};"
                 f" importance {t.importance:.2f} = prior {t.prior:.2f} + salience {t.salience:.2f} + recalls {t.hit_bonus:.2f})"
             )
 

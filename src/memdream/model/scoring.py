@@ -114,6 +114,7 @@ class Trace:
     day: str | None = None  # the day the query names that this memory was said on (its idf is in bm25)
     asked: float | None = None  # a memory that ends asking: its whole match (relevance is QUESTION_SHARE of it)
     past: bool = False  # the query asks about the past: recency does not lift (`asks_about_past`)
+    now: bool = False  # the query asks about now: the lift is LIFT_NOW (`asks_about_now`)
 
     @property
     def match(self) -> float:
@@ -131,7 +132,7 @@ class Trace:
 
     @property
     def lift(self) -> float:
-        return lift_of(0.0 if self.past else self.recency, self.importance)
+        return lift_of(0.0 if self.past else self.recency, self.importance, LIFT_NOW if self.now else LIFT)
 
     @property
     def score(self) -> float:
@@ -156,6 +157,7 @@ class Trace:
             "day": self.day,
             "asked": None if self.asked is None else round(self.asked, 4),
             "past": self.past,
+            "now": self.now,
         }
 
 
@@ -194,16 +196,27 @@ _PAST_ZH = re.compile(r"曾|以前|之前|上次|那次|那天|当时|那时|昨
 _NOW_ZH = re.compile(r"现在|目前|如今|最近|当前|这些天|近来|还在|今天")
 
 
+def asks_about_now(query: str) -> bool:
+    """Does the query say it asks about now (now, these days, currently, 现在, 最近, ...)?"""
+    return bool(_NOW_EN.search(query) or _NOW_ZH.search(query))
+
+
 def asks_about_past(query: str) -> bool:
     """Does the query ask about something that happened, and not about now?"""
-    if _NOW_EN.search(query) or _NOW_ZH.search(query):
+    if asks_about_now(query):
         return False
     return bool(_PAST_EN.search(_SUPPOSING.sub(" ", query)) or _PAST_ZH.search(query))
 
 
-def lift_of(recency: float, importance: float) -> float:
+# A question that says it asks about now ("What car do I drive these days?", 我现在在哪上班？)
+# wants what holds now: among memories that match it comparably well, the newer is likelier the
+# answer, so the lift is as strong as it was before issue 14's second round (at most doubling).
+LIFT_NOW = 1.0
+
+
+def lift_of(recency: float, importance: float, strength: float | None = None) -> float:
     """How much recency and importance raise relevance: 1 + LIFT x their share of the most they can be."""
-    return 1.0 + LIFT * (recency + importance) / (1.0 + IMPORTANCE_CAP)
+    return 1.0 + (LIFT if strength is None else strength) * (recency + importance) / (1.0 + IMPORTANCE_CAP)
 
 
 def last_touched(e: Entry) -> datetime | None:

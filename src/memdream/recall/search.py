@@ -14,7 +14,7 @@ from datetime import datetime, time, timedelta
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days
-from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, asks_about_past, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, asks_about_now, asks_about_past, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_weights, score_parts
 from memdream.store.vault import Scope
 
 CANDIDATES = 100  # keyword candidates scored per query
@@ -100,6 +100,7 @@ def recall(
                 rows[row.rowid] = (row, None)  # BM25 computed below
     # A question about the past, or about a day before today: recency does not lift (scoring.asks_about_past).
     past = asks_about_past(query) or any(d < (as_of or now).date() for d, _ in named)
+    about_now = not past and asks_about_now(query)  # ... and one about now: recency lifts as much as it can (scoring.LIFT_NOW)
     terms = index.query_terms(terms_text)  # cut once (a lookup of its pieces in the index), used for candidates and scores
     found = index.keyword_candidates(
         scope, terms_text, CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, ended=ENDED_CANDIDATES if as_of is None else 0, terms=terms
@@ -167,8 +168,8 @@ def recall(
             day, w = on_days(row) if days else (None, 0.0)
             kw = keyword_relevance((s or 0.0) + w, attainable)
             trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)
-            if past:
-                trace = replace(trace, past=True)
+            if past or about_now:
+                trace = replace(trace, past=past, now=about_now)
             if trace.relevance > 0 and asks(row.line):
                 trace = trace.asking()
             out.append((row, replace(trace, day=day) if day else trace))
