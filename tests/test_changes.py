@@ -205,6 +205,17 @@ def test_a_change_without_the_slots_words_keeps_the_slot(any_mem, clock, first, 
     assert [e.text for e in mem.list()] == [later]
 
 
+def test_a_change_ends_a_line_naming_the_same_person_in_other_words(any_mem, clock) -> None:
+    """A swap signal (here the speaker's "I" and Lena in another order) between two lines that
+    share few words is no swapped frame: the change ends the line naming the value it ended."""
+    mem = any_mem
+    lena = mem.write("My partner Lena keeps stealing my hoodies, I've given up.")
+    clock.advance(days=12)
+    out = mem.write("Things ended with Lena. I met Priya at a friend's party and we've been inseparable since.")
+    assert out.action == "superseded" and [e.id for e in out.superseded] == [lena.entry.id]
+    assert out.entry.subject == lena.entry.subject == "partner"
+
+
 @pytest.mark.parametrize("a, b", [("We moved from Oslo to Rome", "We moved from Rome to Oslo"), ("去年从网易跳槽到了腾讯", "去年从腾讯跳槽到了网易")])
 def test_a_look_alike_with_a_contradiction_signal_is_left_to_the_contradiction_rule(any_mem, clock, a, b) -> None:
     """Two lines that look alike and differ by a swapped order are judged by the dedup and

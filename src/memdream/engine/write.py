@@ -32,7 +32,7 @@ from memdream.model.classify import classify_type, extract_subject, salience
 from memdream.model.crud import decide, negated, without_negation
 from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
 from memdream.model.hostile import pending_reason
-from memdream.model.similarity import DEDUP_THRESHOLD, anchor_terms, contradiction, dedup_anchors, is_duplicate, restatement_cosine, similarity, word_count
+from memdream.model.similarity import DEDUP_THRESHOLD, anchor_terms, contradiction, dedup_anchors, is_duplicate, one_frame, restatement_cosine, similarity, word_count
 from memdream.model.slots import default_subject
 from memdream.store import journal
 from memdream.store.format import render_line
@@ -199,7 +199,7 @@ def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
             if row.rowid in have or not e.is_current or e.pinned or e.pending or e.type in (RULE, INSTRUCTION) or about_someone_else(e.text):
                 continue
             signal = contradiction(text, e.text) or contradiction(e.text, text)
-            if signal in SWAPS or (signal and similarity(text, e.text) >= DEDUP_THRESHOLD):
+            if (signal in SWAPS and one_frame(text, e.text)) or (signal and similarity(text, e.text) >= DEDUP_THRESHOLD):
                 continue  # a look-alike with a contradiction signal: step 3's rule (a conflict, both kept) decides
             out[row.rowid] = row
     return sorted(out.values(), key=lambda r: (r.vf or 0.0, r.rowid))
