@@ -181,6 +181,16 @@ def test_a_slot_without_any_subject_yet_gets_the_slot_name(mem) -> None:
     assert mem.write("我在网易上班").entry.subject == "employer"  # zh and en state one slot
 
 
+def test_we_opening_a_sentence_is_the_user_not_someone_named(mem) -> None:
+    """"We finally moved to Bristol!" states the user's home: a capital opening the sentence on
+    I / We / My / Our is no name of someone else (as "Caroline moved to Boston" is)."""
+    first = mem.write("We finally moved to Bristol! Boxes everywhere.")
+    assert first.entry.subject == "home"
+    out = mem.write("We moved to Leeds last week.")
+    assert out.action == "superseded" and [e.id for e in out.superseded] == [first.entry.id]
+    assert mem.write("Caroline moved to Boston last year").entry.subject != "home"
+
+
 def _with_model(tmp_path, clock, server):  # type: ignore[no-untyped-def]
     from memdream.config import load_config
     from memdream.llm.client import OpenAICompatLLM

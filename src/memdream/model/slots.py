@@ -109,8 +109,8 @@ def _someone_else(text: str, start: int, key: str, cue: str = "I", own: frozense
     if key in _FIRST_PERSON_SLOTS:
         return False
     before = text[:start]
-    if key != "subject" and _VERB_CUE.match(cue) and re.search(r"[A-Z][a-z]+", before):
-        return True  # "Caroline lives in", "Anna works at": the actor is named before the verb
+    if key != "subject" and _VERB_CUE.match(cue) and re.search(r"\b(?!(?:I|We|My|Our|Me|Us)\b)[A-Z][a-z]+", before):
+        return True  # "Caroline lives in", "Anna works at": the actor is named before the verb (not "We moved to")
     return bool(
         re.search(r"\b(?:he|she|they|his|her|their)\b", before, re.I)
         or re.search(r"\b(?:my|our) (?:sister|brother|mother|father|mom|mum|dad|parents?|friends?|colleagues?|neighbou?rs?|cousins?|aunt|uncle|grand(?:ma|mother|pa|father)|boss|manager)\b", before, re.I)
