@@ -215,7 +215,7 @@ LIFT_NOW = 1.0
 
 
 def lift_of(recency: float, importance: float, strength: float | None = None) -> float:
-    """How much recency and importance raise relevance: 1 + LIFT x their share of the most they can be."""
+    """How much recency and importance raise relevance: 1 + LIFT (or `strength`) x their share of the most they can be."""
     return 1.0 + (LIFT if strength is None else strength) * (recency + importance) / (1.0 + IMPORTANCE_CAP)
 
 
@@ -312,12 +312,15 @@ def score_parts(
     fusion: str = "weighted",
     weight: float = DEFAULT_COSINE_WEIGHT,
     dense: float | None = None,
+    past: bool = False,
+    about_now: bool = False,
 ) -> Trace:
-    """The score from plain numbers (as the index stores them): the same as `score` on the entry."""
+    """The score from plain numbers (as the index stores them): the same as `score` on the entry.
+    `past` / `about_now`: the query asks about the past / about now (`asks_about_past`, `asks_about_now`)."""
     rec, age = recency_of(touched, now)
     imp, prior, sal, bonus = importance_of(type_, salience, hits)
     rel, name = blend(bm25_norm, cosine, fusion, weight, dense)
-    return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, name, dense)
+    return Trace(rec, imp, rel, age, prior, sal, bonus, bm25_norm, cosine, name, dense, past=past, now=about_now)
 
 
 def idf(df: int, n_docs: int) -> float:

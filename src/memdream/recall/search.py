@@ -167,9 +167,7 @@ def recall(
             touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
             day, w = on_days(row) if days else (None, 0.0)
             kw = keyword_relevance((s or 0.0) + w, attainable)
-            trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d)
-            if past or about_now:
-                trace = replace(trace, past=past, now=about_now)
+            trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d, past, about_now)
             if trace.relevance > 0 and asks(row.line):
                 trace = trace.asking()
             out.append((row, replace(trace, day=day) if day else trace))
