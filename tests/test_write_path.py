@@ -25,6 +25,27 @@ from stores import stored_files, stored_text
         ("Never push to main directly", "rule"),
         ("周五下午有组会", "fact"),
         ("The meeting moved to room 401", "fact"),
+        # An order's cue counts where it gives an order, not wherever the word appears (issue 14:
+        # typed by the word alone, 481 of LoCoMo's 5,882 chat turns were rules or instructions).
+        ("I don't mind meeting up, but why Starbucks?", "fact"),
+        ("Evan: I'm always here to support you.", "fact"),
+        ("Jon: That sign reminds me to never give up.", "fact"),
+        ("From now on I'll be working from home.", "fact"),
+        ("Every time I go there I feel calm.", "fact"),
+        ("Can you always answer in English?", "fact"),
+        ("我记得小时候常去河边钓鱼", "fact"),
+        ("我总是用 VS Code 写代码", "fact"),
+        ("我不要香菜", "fact"),
+        ("还记得那次爬山吗？", "fact"),
+        ("Please never call me after 10 pm", "rule"),
+        ("You must never share the staging key.", "rule"),
+        ("Gina: Don't forget the details!", "rule"),
+        ("上线前务必备份数据", "rule"),
+        ("你千万不要在周五发版", "rule"),
+        ("When you reply, always use Chinese.", "instruction"),
+        ("Every time you answer, cite the source.", "instruction"),
+        ("你记得每周五备份一次", "instruction"),
+        ("千万记得给那个老接口加超时兜底", "instruction"),
     ],
 )
 def test_type_heuristic(text: str, expected: str) -> None:
@@ -203,36 +224,6 @@ def test_recall_files_roll_over_by_size(mem) -> None:
     assert len(mem.list()) == RECALL_FILE_MAX_LINES + 5
     parts = [sum(1 for ln in (mem.vault.recall_dir(mem.scope) / name).read_text(encoding="utf-8").splitlines() if ln.startswith("- ")) for name in ("2026-06.md", "2026-06.2.md")]
     assert parts == [RECALL_FILE_MAX_LINES, 5]
-
-
-@pytest.mark.parametrize(
-    "text,expected",
-    [
-        # An order's cue counts where it gives an order, not wherever the word appears (issue 14:
-        # typed by the word alone, 481 of LoCoMo's 5,882 chat turns were rules or instructions).
-        ("I don't mind meeting up, but why Starbucks?", "fact"),
-        ("Evan: I'm always here to support you.", "fact"),
-        ("Jon: That sign reminds me to never give up.", "fact"),
-        ("From now on I'll be working from home.", "fact"),
-        ("Every time I go there I feel calm.", "fact"),
-        ("Can you always answer in English?", "fact"),
-        ("我记得小时候常去河边钓鱼", "fact"),
-        ("我总是用 VS Code 写代码", "fact"),
-        ("我不要香菜", "fact"),
-        ("还记得那次爬山吗？", "fact"),
-        ("Please never call me after 10 pm", "rule"),
-        ("You must never share the staging key.", "rule"),
-        ("Gina: Don't forget the details!", "rule"),
-        ("上线前务必备份数据", "rule"),
-        ("你千万不要在周五发版", "rule"),
-        ("When you reply, always use Chinese.", "instruction"),
-        ("Every time you answer, cite the source.", "instruction"),
-        ("你记得每周五备份一次", "instruction"),
-        ("千万记得给那个老接口加超时兜底", "instruction"),
-    ],
-)
-def test_type_heuristic_reads_orders_by_their_place(text: str, expected: str) -> None:
-    assert classify_type(text) == expected
 
 
 def test_never_always_must_emphasise_only_an_order() -> None:
