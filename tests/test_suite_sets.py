@@ -43,26 +43,34 @@ def test_memorybank_zh_question_file_is_well_formed():
     assert len(probes) == len(set(probes))
 
 
-@needs_data
-def test_memorybank_zh_loads_deterministically_with_every_gold_id():
-    mod = importlib.import_module("bench.sets.memorybank_zh")
+def _loads_alike_twice_with_every_gold_id(mod):  # type: ignore[no-untyped-def]
+    """The set `mod` loads: the same twice, every memory id once, every gold id a memory of the
+    question's own conversation, every memory said before its conversation's questions."""
     a, b = mod.load(), mod.load()
     assert [m.id for m in a.memories] == [m.id for m in b.memories]
     assert [q.text for q in a.questions] == [q.text for q in b.questions]
     ids = {m.id for m in a.memories}
     assert len(ids) == len(a.memories)
-    assert a.metric == "recall" and a.k == 5 and a.lang == "zh"
-    assert len(a.questions) >= 250 and sum(q.category == "probe" for q in a.questions) == 100
     for q in a.questions:
         assert set(q.gold) <= ids
         assert all(i.startswith(q.conv + "/") for i in q.gold)
     for m in a.memories:
         assert m.at.tzinfo is not None and m.at < a.asked_at[m.conv]
+    return a
 
 
 @needs_data
-def test_memorybank_zh_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path):
+def test_memorybank_zh_loads_deterministically_with_every_gold_id():
     mod = importlib.import_module("bench.sets.memorybank_zh")
+    a = _loads_alike_twice_with_every_gold_id(mod)
+    assert a.metric == "recall" and a.k == 5 and a.lang == "zh"
+    assert len(a.questions) >= 250 and sum(q.category == "probe" for q in a.questions) == 100
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["memorybank_zh", "memorybank_en"])
+def test_memorybank_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path, name):
+    mod = importlib.import_module(f"bench.sets.{name}")
     spec = json.loads(mod.QUESTIONS.read_text(encoding="utf-8"))
     spec[0]["gold"] = [spec[0]["user"] + "/2023-04-27/99/q"]
     bad = tmp_path / "questions.json"
@@ -94,33 +102,13 @@ def test_memorybank_en_question_file_is_well_formed():
 @needs_data
 def test_memorybank_en_loads_deterministically_with_every_gold_id():
     mod = importlib.import_module("bench.sets.memorybank_en")
-    a, b = mod.load(), mod.load()
-    assert [m.id for m in a.memories] == [m.id for m in b.memories]
-    assert [q.text for q in a.questions] == [q.text for q in b.questions]
-    ids = {m.id for m in a.memories}
-    assert len(ids) == len(a.memories)
+    a = _loads_alike_twice_with_every_gold_id(mod)
     assert a.name == "memorybank_en" and a.metric == "recall" and a.k == 5 and a.lang == "en"
     assert len(a.asked_at) == 15 and all(u == u.strip() for u in a.asked_at)
     assert len(a.questions) >= 200 and sum(q.category == "probe" for q in a.questions) == 99
-    for q in a.questions:
-        assert set(q.gold) <= ids
-        assert all(i.startswith(q.conv + "/") for i in q.gold)
-    for m in a.memories:
-        assert m.at.tzinfo is not None and m.at < a.asked_at[m.conv]
     # same days, same clock as the Chinese set: user i of one is user i of the other
     zh = importlib.import_module("bench.sets.memorybank_zh").load()
     assert list(a.asked_at.values()) == list(zh.asked_at.values())
-
-
-@needs_data
-def test_memorybank_en_fails_loudly_on_a_gold_id_that_names_no_message(tmp_path):
-    mod = importlib.import_module("bench.sets.memorybank_en")
-    spec = json.loads(mod.QUESTIONS.read_text(encoding="utf-8"))
-    spec[0]["gold"] = [spec[0]["user"] + "/2023-04-27/99/q"]
-    bad = tmp_path / "questions.json"
-    bad.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
-    with pytest.raises(ValueError, match="gold ids missing"):
-        mod.load(questions_file=bad)
 
 
 def test_filler_bank_is_well_formed():

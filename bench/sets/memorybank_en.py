@@ -42,7 +42,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.sets import inspect_main, SuiteSet  # noqa: E402
-from bench.sets.memorybank_zh import describe, load_memories, load_questions  # noqa: E402
+from bench.sets.memorybank_zh import build, describe  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().with_name("memorybank_en_questions.json")
 FILES = {"folder": "en", "histories": "memory_bank_en.json", "probing": "probing_questions_en.jsonl"}
@@ -50,19 +50,7 @@ FILES = {"folder": "en", "histories": "memory_bank_en.json", "probing": "probing
 
 def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | None = None) -> SuiteSet:
     """The set; ``seed`` is accepted for the common signature (nothing here is random)."""
-    memories, asked_at, probes = load_memories(data_dir, **FILES)
-    qfile = Path(questions_file) if questions_file is not None else QUESTIONS
-    return SuiteSet(
-        name="memorybank_en",
-        description="MemoryBank English histories (15 users x 10 days), every message a memory; "
-        "the dataset's probing questions plus our own, gold message ids by hand",
-        lang="en",
-        metric="recall",
-        k=5,
-        memories=memories,
-        questions=load_questions(qfile, memories, probes),
-        asked_at=asked_at,
-    )
+    return build("memorybank_en", "en", "English", Path(questions_file) if questions_file is not None else QUESTIONS, data_dir, **FILES)
 
 
 def main(argv: list[str] | None = None) -> int:

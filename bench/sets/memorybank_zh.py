@@ -122,21 +122,26 @@ def load_questions(qfile: Path, memories: list[Memory], probes: dict[str, list[s
     return questions
 
 
-def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | None = None) -> SuiteSet:
-    """The set; ``seed`` is accepted for the common signature (nothing here is random)."""
-    memories, asked_at, probes = load_memories(data_dir)
-    qfile = Path(questions_file) if questions_file is not None else QUESTIONS
+def build(name: str, lang: str, language: str, questions: Path, data_dir: Path | None = None, **files: str) -> SuiteSet:
+    """One language's MemoryBank set (this one, memorybank_en): its histories (`files`, the
+    arguments of `load_memories`) and its question file, recall@5."""
+    memories, asked_at, probes = load_memories(data_dir, **files)
     return SuiteSet(
-        name="memorybank_zh",
-        description="MemoryBank Chinese histories (15 users x 10 days), every message a memory; "
+        name=name,
+        description=f"MemoryBank {language} histories (15 users x 10 days), every message a memory; "
         "the dataset's probing questions plus our own, gold message ids by hand",
-        lang="zh",
+        lang=lang,
         metric="recall",
         k=5,
         memories=memories,
-        questions=load_questions(qfile, memories, probes),
+        questions=load_questions(questions, memories, probes),
         asked_at=asked_at,
     )
+
+
+def load(data_dir: Path | None = None, seed: int = 0, questions_file: Path | None = None) -> SuiteSet:
+    """The set; ``seed`` is accepted for the common signature (nothing here is random)."""
+    return build("memorybank_zh", "zh", "Chinese", Path(questions_file) if questions_file is not None else QUESTIONS, data_dir)
 
 
 def describe(s: SuiteSet, examples: int = 3) -> str:
