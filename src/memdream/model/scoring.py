@@ -114,7 +114,7 @@ class Trace:
     day: str | None = None  # the day the query names that this memory was said on (its idf is in bm25)
     asked: float | None = None  # a memory that ends asking: its whole match (relevance is QUESTION_SHARE of it)
     past: bool = False  # the query asks about the past: recency does not lift (`asks_about_past`)
-    now: bool = False  # the query asks about now: the lift is LIFT_NOW (`asks_about_now`)
+    now: bool = False  # the query asks about now: the lift is LIFT_NOW (`query_tense`)
 
     @property
     def match(self) -> float:
@@ -196,16 +196,17 @@ _PAST_ZH = re.compile(r"曾|以前|之前|上次|那次|那天|当时|那时|昨
 _NOW_ZH = re.compile(r"现在|目前|如今|最近|当前|这些天|近来|还在|今天")
 
 
-def asks_about_now(query: str) -> bool:
-    """Does the query say it asks about now (now, these days, currently, 现在, 最近, ...)?"""
-    return bool(_NOW_EN.search(query) or _NOW_ZH.search(query))
+def query_tense(query: str) -> str:
+    """"now" when the query says it asks about now (now, these days, currently, 现在, 最近, ...),
+    "past" when it asks about something that happened, else ""."""
+    if _NOW_EN.search(query) or _NOW_ZH.search(query):
+        return "now"
+    return "past" if _PAST_EN.search(_SUPPOSING.sub(" ", query)) or _PAST_ZH.search(query) else ""
 
 
 def asks_about_past(query: str) -> bool:
     """Does the query ask about something that happened, and not about now?"""
-    if asks_about_now(query):
-        return False
-    return bool(_PAST_EN.search(_SUPPOSING.sub(" ", query)) or _PAST_ZH.search(query))
+    return query_tense(query) == "past"
 
 
 # A question that says it asks about now ("What car do I drive these days?", 我现在在哪上班？)
@@ -316,7 +317,7 @@ def score_parts(
     about_now: bool = False,
 ) -> Trace:
     """The score from plain numbers (as the index stores them): the same as `score` on the entry.
-    `past` / `about_now`: the query asks about the past / about now (`asks_about_past`, `asks_about_now`)."""
+    `past` / `about_now`: the query asks about the past / about now (`query_tense`)."""
     rec, age = recency_of(touched, now)
     imp, prior, sal, bonus = importance_of(type_, salience, hits)
     rel, name = blend(bm25_norm, cosine, fusion, weight, dense)
