@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from memdream.config import load_config
 from memdream.dream.deep import clusters, dense_links
 from memdream.dream.plan import Plan
@@ -169,3 +171,71 @@ def test_a_restatement_cosine_out_of_range_is_refused_with_the_file_to_edit(tmp_
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path, "me", "main", env={})
     assert "restatement_cosine" in err.value.message and "memdream.toml" in err.value.hint
+
+
+class MeaningEmbedder:
+    """A scripted embedder (the edge fake): texts listed in one group of `same` get one vector,
+    every other text its own (the hash embedder's), as a model that knows which texts mean the
+    same would."""
+
+    dim = 256
+    model_id = "test:meaning:256"
+
+    def __init__(self, same: list[list[str]]) -> None:
+        self.base = HashEmbedder(self.dim)
+        self.group = {t: i for i, texts in enumerate(same) for t in texts}
+
+    def embed(self, texts, kind="document"):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        out = np.array(self.base.embed(list(texts), kind), dtype=np.float32)
+        for row, t in enumerate(texts):
+            if t in self.group:
+                out[row] = 0.0
+                out[row, self.group[t]] = 1.0
+        return out
+
+
+GINA = (
+    "Gina: Thanks, Jon! Appreciate your offer. Since I lost my job at Door Dash, things have been tough. "
+    "But here's some good news - I've got something to share!"
+)
+GINA_SAID = "Gina: Since I lost my job at Door Dash, things have been tough."  # one sentence, said by her
+XIAOMEI = "小美：谢谢你！最近挺忙的。我上个月从美团离职了，现在在字节跳动上班。周末想去爬山放松一下。"
+XIAOMEI_SAID = "小美: 我上个月从美团离职了，现在在字节跳动上班。"
+
+
+@pytest.mark.parametrize(
+    ("message", "sentence", "restated"),
+    [
+        (GINA, GINA_SAID, "Things have been tough for Gina since she lost her job at Door Dash"),
+        (XIAOMEI, XIAOMEI_SAID, "小美上个月从美团离职，如今在字节跳动上班"),
+    ],
+)
+def test_the_write_path_folds_a_restatement_of_one_sentence_of_a_message(tmp_path: Path, clock, message: str, sentence: str, restated: str) -> None:
+    # Far from the whole message, close to one of its sentences: the message is refreshed.
+    mem = open_mem(tmp_path / "v", clock, MeaningEmbedder([[sentence, restated]]))
+    first = mem.write(message)
+    again = mem.write(restated)
+    assert again.action == "duplicate" and again.entry.id == first.entry.id
+    assert [e.text for e in mem.list()] == [message]
+
+
+@pytest.mark.parametrize(
+    ("message", "sentence", "other"),
+    [
+        # a contradiction of the sentence, however close an embedder puts it
+        (GINA, GINA_SAID, "Gina never lost her job at Door Dash, things have been tough"),
+        (XIAOMEI, XIAOMEI_SAID, "小美上个月没有从美团离职，现在在字节跳动上班"),
+        # says more than the sentence: a clause of its own
+        (GINA, GINA_SAID, "Since Gina lost her job at Door Dash, things have been tough, and she moved to Ohio"),
+        # another person's
+        (GINA, GINA_SAID, "Jon: Since I lost my job at Door Dash, things have been tough."),
+    ],
+)
+def test_a_sentence_is_not_folded_into_when_the_text_says_otherwise(tmp_path: Path, clock, message: str, sentence: str, other: str) -> None:
+    mem = open_mem(tmp_path / "v", clock, MeaningEmbedder([[sentence, other]]))
+    mem.write(message)
+    out = mem.write(other)
+    assert out.action == "added"
+    assert sorted(e.text for e in mem.list()) == sorted([message, other])

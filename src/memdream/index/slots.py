@@ -173,8 +173,12 @@ RESTATEMENT_NEIGHBOURS = 5  # nearest current entries compared with a new text
 
 def nearest_restatement(vectors, scope: Scope, text: str, threshold: float) -> tuple[Row, float] | None:  # type: ignore[no-untyped-def]
     """The current entry that says `text`'s fact in other words, by the embedder: the nearest
-    at a cosine of at least `threshold` that `may_fold_by_meaning` allows. The new text's
-    vector is stored (keyed by its hash), so it is not embedded again once written."""
+    at a cosine of at least `threshold` that `may_fold_by_meaning` allows; else the nearest
+    message one of whose sentences `text` says again ("Gina lost her job at Door Dash, things
+    have been hard" restates one sentence of "Gina: Thanks, Jon! ... Since I lost my job at
+    Door Dash, things have been tough. But here's some good news ..."), judged the same way
+    against that sentence (`restated_sentence`). The new text's vector is stored (keyed by its
+    hash), so it is not embedded again once written; so are the sentences' vectors."""
     import numpy as np
 
     from memdream.index.db import text_hash
@@ -182,9 +186,46 @@ def nearest_restatement(vectors, scope: Scope, text: str, threshold: float) -> t
 
     vec = np.asarray(vectors.embedder.embed([text], kind="document")[0], dtype=np.float32)
     vectors.store([(text_hash(text), vec.tobytes())])
-    near = [(rid, cos) for rid, cos in vectors.nearest(scope, vec, RESTATEMENT_NEIGHBOURS) if cos >= threshold]
+    near = vectors.nearest(scope, vec, RESTATEMENT_NEIGHBOURS)
     if not near:
         return None
+    rows = {r.rowid: r for r in vectors.index.rows([rid for rid, _ in near])}
+    foldable = []
+    for rid, cos in near:
+        row = rows.get(rid)
+        if row is None:
+            continue
+        e = row.entry()
+        if not (e.is_current and e.id and not e.pinned and e.type != "rule"):
+            continue
+        if cos >= threshold and may_fold_by_meaning(text, e.text):
+            return row, cos
+        foldable.append(row)
+    return restated_sentence(vectors, text, vec, foldable, threshold)
+
+
+def restated_sentence(vectors, text: str, vec, rows: list[Row], threshold: float) -> tuple[Row, float] | None:  # type: ignore[no-untyped-def]
+    """The first of `rows` (messages of several sentences) one of whose sentences `text` says
+    in other words: a cosine of at least `threshold` with that sentence (said by the message's
+    speaker, if it names one) and `may_fold_by_meaning` against it. A restatement that keeps
+    one thing a long message said is far from the whole message (a cosine of 0.3-0.7 with
+    `use`) and close to that sentence (0.8-0.9)."""
+    import numpy as np
+
+    from memdream.model.similarity import may_fold_by_meaning, message_sentences
+
+    said = [(row, s) for row in rows for s in message_sentences(row.entry().text)]
+    if not said:
+        return None
+    mat = vectors.vectors_of([s for _, s in said])
+    q = np.asarray(vec, dtype=np.float32)
+    sims = (mat @ q) / (np.linalg.norm(mat, axis=1) * (np.linalg.norm(q) or 1.0) + 1e-12)
+    for (row, sentence), cos in sorted(zip(said, sims.tolist()), key=lambda x: -x[1]):
+        if cos < threshold:
+            break
+        if may_fold_by_meaning(text, sentence, restates=True):  # each of its clauses from that sentence
+            return row, float(cos)
+    return None
     rows = {r.rowid: r for r in vectors.index.rows([rid for rid, _ in near])}
     for rid, cos in near:
         row = rows.get(rid)

@@ -159,6 +159,28 @@ class VectorStore:
         while len(self._own) > _OWN_BUMPS_KEPT:
             self._own.pop(next(iter(self._own)))
 
+    def vectors_of(self, texts: list[str]) -> "np.ndarray":
+        """Document vectors of `texts` (rows in order): read where stored, the rest embedded in
+        one batch and stored (keyed by text hash, so nothing is embedded twice)."""
+        import numpy as np
+
+        from memdream.index.rows import text_hash
+
+        hashes = [text_hash(t) for t in texts]
+        wanted = sorted(set(hashes))
+        marks = ",".join("?" * len(wanted))
+        found = {
+            h: np.frombuffer(v, dtype=np.float32)
+            for h, v in self.index.db.execute(f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})", (self.model, *wanted))
+        } if wanted else {}
+        todo = {h: t for h, t in zip(hashes, texts) if h not in found}
+        if todo:
+            vecs = self.embedder.embed(list(todo.values()), kind="document")
+            new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(todo, vecs)}
+            self.store([(h, v.tobytes()) for h, v in new.items()])
+            found.update(new)
+        return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, 0), dtype=np.float32)
+
     # -- keeping up with the index
     def _meta(self) -> tuple[int, int, int]:
         meta = dict(self.index.db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'epoch', 'vectors')"))

@@ -315,6 +315,12 @@ def swapped_parts(a: str, b: str) -> tuple[list[str], list[str]] | None:
 
 
 MEANING_OVERLAP = 0.5  # an embedder's fold needs this share of the shorter text's plain words in the other
+# ... and a text restating one sentence of a message this share of its own words (the
+# speaker's name aside) in that sentence: a short sentence is close to many texts, so the words
+# must carry more of the match. In the 90-day life with `use` the sentence folds keep 0.80-1.00
+# of their words (a synonym or two swapped); e5's folds of another turn kept 0.60 and 0.67 ("Your
+# store looks great - your customers will be so comfy" into "Whoa, your store looks great!").
+RESTATED_OVERLAP = 0.75
 # With an embedder: two texts whose cosine reaches this, and that `may_fold_by_meaning`, say one
 # fact (measured on tests/data/fact_pairs.py with the default local embedder `use`:
 # bench/fact_pairs.py, docs/benchmarks.md). The write path and the light phase use it.
@@ -332,17 +338,39 @@ def restatement_cosine(embedder: object, options: "dict | None" = None) -> float
     return float(getattr(embedder, "restatement_cosine", RESTATEMENT_COSINE))
 
 
+SENTENCE_MIN_WORDS = 3  # a sentence of a message compared on its own says at least this much
+
+
+def message_sentences(text: str) -> list[str]:
+    """The sentences of a message of several, each said by the message's speaker if it opens
+    with one ("Gina: Since I lost my job at Door Dash, things have been tough."); none for a
+    text of one sentence. Sentences saying fewer than SENTENCE_MIN_WORDS plain words
+    ("Thanks, Jon!") are left out."""
+    m = _SPEAKER.match(text)
+    body = text[m.end():] if m else text
+    who = f"{m.group(1)}: " if m else ""
+    found = _sentences(body)
+    if len(found) < 2:
+        return []
+    return [who + t for t in found if len(plain_words(plain(t))) >= SENTENCE_MIN_WORDS]
+
+
 def word_count(text: str) -> int:
     """How much a text says: its plain words (to keep the one that says more)."""
     return len(plain_words(plain(text)))
 
 
-def may_fold_by_meaning(a: str, b: str) -> bool:
+def may_fold_by_meaning(a: str, b: str, restates: bool = False) -> bool:
     """May an embedder's high cosine fold `a` and `b` into one line? Only when nothing says
     they differ: no contradiction signal either way, not a value swap, and at least
     MEANING_OVERLAP of the shorter one's plain words in the other (a restatement keeps most
-    of its words; two facts on one topic do not)."""
-    if contradiction(a, b) or contradiction(b, a) or value_swap(a, b) or other_act(a, b) or other_act(b, a):
+    of its words; two facts on one topic do not). With `restates`, `a` is taken as the one
+    restating `b` whatever their lengths: its words and each of its clauses must come from `b`."""
+    # A restatement naming the speaker says "they" / "Caroline" where the message says "I": in
+    # the speaker's own words, "Jon gets to share that" is no other person than "I get to share
+    # that" (for the signals only, as the lexical rule does).
+    sa, sb = _in_person(a, b), _in_person(b, a)
+    if contradiction(sa, sb) or contradiction(sb, sa) or value_swap(a, b) or other_act(a, b) or other_act(b, a):
         return False
     if set(numbers(a)) != set(numbers(b)):
         return False  # a number is a value: a restatement by meaning keeps every one of them
@@ -350,23 +378,56 @@ def may_fold_by_meaning(a: str, b: str) -> bool:
     wa, wb = plain_words(pa), plain_words(pb)
     if not wa or not wb:
         return False
-    small, big, big_text, small_text = (wa, wb, pb, pa) if len(wa) <= len(wb) else (wb, wa, pa, pb)
-    if len(small) - len(_missing(small, big, big_text)) < MEANING_OVERLAP * len(small):
+    small, big, big_text, small_text = (wa, wb, pb, pa) if restates or len(wa) <= len(wb) else (wb, wa, pa, pb)
+    if restates:  # the speaker's name is shared by construction: no evidence
+        small = small - speaker_words(big_text)
+        if not small:
+            return False
+    if len(small) - len(_missing(small, big, big_text)) < (RESTATED_OVERLAP if restates else MEANING_OVERLAP) * len(small):
         return False
     # Each clause of the shorter one must draw on one clause of the longer, as the lexical rule
     # asks (`_justified`): "Sam drives a Kia" is close in meaning to "Sam drives a Volvo. His
     # wife drives a Kia." but joins two of its clauses.
     parts = _clause_words(big_text)
-    if len(parts) < 2 and len(clauses(small_text)) < 2:
+    if len(parts) < 2 and len(clauses(small_text)) < 2 and not restates:
         return True
     speaker = speaker_words(big_text)
     for clause in clauses(small_text):
         words = plain_words(clause) - speaker
+        said = _in_person(clause, big_text, small_text)
         if words and not any(
             len(words) - len(_missing(words, w, p)) > MEANING_OVERLAP * len(words)  # more than half
-            and not (contradiction(clause, p) or contradiction(p, clause) or value_swap(clause, p))
+            and not (contradiction(said, p) or contradiction(p, said) or _swaps_a_value(said, p))
             and (not (n := set(numbers(clause))) or n == set(numbers(p)))  # its numbers, all from that clause
             for p, w in parts
         ):
             return False
     return True
+
+
+# Words that are no value: a part swapped between two clauses that holds only these ("I have
+# been" / "I've been") is the same frame said otherwise.
+_FUNCTION = EN_STOPWORDS | {"ve", "m", "s", "re", "ll", "d", "am", "been", "being", "i"}
+
+
+def _swaps_a_value(a: str, b: str) -> bool:
+    """`value_swap`, unless what is swapped holds no content word (a pronoun, an auxiliary)."""
+    parts = swapped_parts(a, b)
+    return parts is not None and any(t not in _FUNCTION for t in parts[0] + parts[1])
+
+
+def _in_person(text: str, message: str, whole: str | None = None) -> str:
+    """`text` as the speaker of `message` would say it, when `message` opens with a speaker
+    that `text` (or the `whole` it is part of) names without opening with them: "Gina lost her
+    job" -> "I lost my job" for "Gina: I lost my job"; otherwise `text` itself."""
+    m = _SPEAKER.match(message)
+    if not m or _SPEAKER.match(whole if whole is not None else text):
+        return text
+    if not (speaker_words(message) & plain_words(whole if whole is not None else text)):
+        return text
+    return _as_speaker(_name_as_i(text, m.group(1)))
+
+
+def _name_as_i(clause: str, name: str) -> str:
+    """The clause with the speaker's name said as the speaker says it ("Caroline's" -> "my")."""
+    return re.sub(r"\b" + re.escape(name) + r"(?:'s|’s)?\b", lambda m: "my" if m.group(0) != name else "I", clause)
