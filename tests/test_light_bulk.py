@@ -150,3 +150,24 @@ def test_a_big_first_dream_archives_into_parts_of_a_thousand_lines(tmp_path: Pat
         assert "I still like tennis" in (archive / "2026-11.3.md").read_text(encoding="utf-8")
     finally:
         mem.close()
+
+
+def test_the_collector_pause_nests_and_restores_the_collector() -> None:
+    import gc
+
+    from memdream.dream.pause import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer block still runs
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # off before, left off
+    finally:
+        gc.enable()

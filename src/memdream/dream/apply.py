@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memdream.core import Core, set_entry
 from memdream.dream.invariants import Baseline, check
+from memdream.dream.pause import collector_paused
 from memdream.dream.plan import Drop, Merge, Move, Op, Plan, Rejected, Remember
 from memdream.engine.write import write
 from memdream.errors import MemdreamError
@@ -192,7 +193,7 @@ def apply_plan(
     out = Applied()
     if not plan.ops:
         return out
-    with core.writer.locked(), core.index.batch():  # one index commit for the whole plan
+    with core.writer.locked(), core.index.batch(), collector_paused():  # one index commit for the whole plan
         core.sync()
         now = core.clock.now()
         moves_only = all(isinstance(op, (Move, Drop)) for op in plan.ops)
