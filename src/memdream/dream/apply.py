@@ -25,6 +25,7 @@ from memdream.model.secrets import find_secret
 from memdream.store.format import Document, Line, parse_document, quick_id, render_line
 from memdream.store.files import decode, read_file
 from memdream.store.transaction import Transaction
+from memdream.store.writer import Update
 
 
 @dataclass
@@ -92,6 +93,8 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
         for path, header, n in core.files_for_new(layer, now, len(lines)):
             to_dest[path] = (header, lines[at : at + n])
             at += n
+    # The index follows once every file is written, as one change: a moved line keeps its row.
+    written: list[tuple[Path, Update]] = []
     for path, (header, lines) in to_dest.items():
 
         def add(doc: Document, lines: list[Line] = lines) -> None:
@@ -100,14 +103,15 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
                 if ln.entry is not None and ln.entry.id not in present:
                     doc.lines.append(ln)
 
-        core.update(path, add, header=header, tx=tx)
+        written.append((path, core.update(path, add, header=header, tx=tx, index=False)))
     for rel, raws in to_remove.items():
 
         def drop(doc: Document, raws: set[str] = raws) -> None:
             # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
             doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
 
-        core.update(core.vault.root / rel, drop, tx=tx)
+        written.append((core.vault.root / rel, core.update(core.vault.root / rel, drop, tx=tx, index=False)))
+    core.index_updates(written)
 
 
 def _apply_drops(core: Core, tx: Transaction, drops: list[Drop], out: Applied) -> None:
