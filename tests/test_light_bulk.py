@@ -11,6 +11,7 @@ changes made through the public API (a subject superseded, recall counts left in
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -150,3 +151,161 @@ def test_a_big_first_dream_archives_into_parts_of_a_thousand_lines(tmp_path: Pat
         assert "I still like tennis" in (archive / "2026-11.3.md").read_text(encoding="utf-8")
     finally:
         mem.close()
+
+
+def test_the_collector_pause_nests_and_restores_the_collector() -> None:
+    import gc
+
+    from memdream.dream.pause import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer block still runs
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # off before, left off
+    finally:
+        gc.enable()
+
+
+def _reference_duplicates(candidates, df):  # type: ignore[no-untyped-def]
+    """model/lifecycle.py `duplicates` as it was before its prefilter (issue 21): every pair
+    the anchors give has its bigram sets compared. The groups must not change."""
+    from memdream.model.lifecycle import _ANCHOR, _CJK1, _rank, said_as
+    from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, other_act, recombines
+
+    ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
+    kept: dict = {}
+    by_rarest: dict = {}
+    kept_at: list = []
+    said_of: list = []
+    alive: list = []
+    grams: list = []
+    out: dict = {}
+    every = {t for c in ordered for t in c.tokens}
+    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))}
+    rank = {t: i for i, t in enumerate(sorted(anchor_set, key=lambda t: (df(t), t)))}
+
+    def grams_of(j):  # type: ignore[no-untyped-def]
+        g = grams[j]
+        if g is None:
+            g = grams[j] = bigrams(kept_at[j].text)
+        return g
+
+    def similar(mine, j):  # type: ignore[no-untyped-def]
+        other = grams_of(j)
+        small, big = sorted((len(mine), len(other)))
+        if not big or small / big <= DEDUP_THRESHOLD:
+            return False
+        shared = len(mine & other)
+        return shared / (len(mine) + len(other) - shared) > DEDUP_THRESHOLD
+
+    losers_of: dict = {}
+    for c in ordered:
+        anchors = anchor_set.intersection(c.tokens)
+        if not anchors:
+            continue
+        mine = None
+        rarest = min(anchors, key=rank.__getitem__)
+        winner = None
+        said = said_as(c.text)
+        for j in kept.get(rarest, ()):
+            if alive[j] and said == said_of[j]:
+                winner = kept_at[j]
+                break
+            mine = mine if mine is not None else bigrams(c.text)
+            if alive[j] and similar(mine, j) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
+                winner = kept_at[j]
+                break
+        if winner is not None:
+            out[c.id] = winner
+            losers_of.setdefault(winner.id, []).append(c.id)
+            continue
+        me = len(kept_at)
+        kept_at.append(c)
+        said_of.append(said)
+        alive.append(True)
+        grams.append(mine)
+        for t in anchors:
+            for j in by_rarest.get(t, ()):
+                if not alive[j]:
+                    continue
+                mine = mine if mine is not None else bigrams(c.text)
+                grams[me] = mine
+                if similar(mine, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not other_act(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
+                    alive[j] = False
+                    covered = kept_at[j].id
+                    out[covered] = c
+                    moved = losers_of.pop(covered, [])
+                    for loser in moved:
+                        out[loser] = c
+                    losers_of.setdefault(c.id, []).extend(moved + [covered])
+        for t in anchors:
+            kept.setdefault(t, []).append(me)
+        by_rarest.setdefault(rarest, []).append(me)
+    return out
+
+
+_WORDS_EN = "Lin takes the early green tram to the old harbour market every sunny Saturday morning with Mia".split()
+_WORDS_ZH = list("林每个晴朗的周六早上都和米娅坐早班绿色电车去老港口市场")
+_CJK_WORD = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_the_near_duplicate_groups_are_the_reference_groups() -> None:
+    """Generated lines, Chinese and English, with near-duplicates of every kind the rule meets
+    (the same words in another case or with a closing mark, a word more or less, a number or a
+    value changed, a question, lines of only common words, exact repeats), layers and recall
+    counts mixed so the rank order varies: the same groups with the prefilter, without it, and
+    as the reference."""
+    from collections import Counter
+    from itertools import chain
+
+    from memdream.model.lifecycle import Candidate, duplicates
+    from memdream.model.tokens import tokens
+
+    rng = random.Random(2103)
+    texts: list[str] = []
+    salads: list[list[str]] = []
+    for i in range(3000):
+        r = rng.random()
+        if texts and r < 0.25:
+            base = rng.choice(texts[-300:])
+            k = rng.randrange(7)
+            text = [
+                base + "!",
+                base.upper() if base.isascii() else base + "。",
+                base.replace("，每周", "每周").replace(", likes", " likes"),
+                base.replace("likes", "really likes").replace("喜欢", "很喜欢"),
+                base.replace("1", "2"),
+                base.rstrip("!。") + "?" if base.isascii() else base + "吗？",
+                base,
+            ][k]
+        elif r < 0.3:
+            text = rng.choice(["Same common words about tea and coffee", "同样的话：喝茶和咖啡", "Tea and coffee, same common words", "喝茶和咖啡，同样的话"])
+        elif r < 0.45:  # no numbers: a word or two less puts the similarity on either side of the threshold
+            if salads and rng.random() < 0.6 and len(words := rng.choice(salads[-40:])) > 8:
+                drop = set(rng.sample(range(len(words)), rng.randint(1, 2)))
+                words = [w for k, w in enumerate(words) if k not in drop]
+            else:
+                words = [w for w in rng.choice([_WORDS_EN, _WORDS_ZH]) if rng.random() > 0.15]
+            salads.append(words)
+            text = ("" if _CJK_WORD.match(words[0]) else " ").join(words)
+        else:
+            text = _text(i % 400 if r < 0.5 else i, rng)
+        texts.append(text)
+    cands = [
+        Candidate(f"d{i:05d}", t, "resident" if i % 23 == 0 else "recall", i % 5 if i % 7 == 0 else 0, float(i * 37 % 1000), tokens(t, unigrams=True), i % 97 == 0)
+        for i, t in enumerate(texts)
+    ]  # fmt: skip
+    df = Counter(chain.from_iterable(set(c.tokens) for c in cands))
+    got = {k: v.id for k, v in duplicates(cands, df.__getitem__).items()}
+    unfiltered = {k: v.id for k, v in duplicates(cands, df.__getitem__, prefilter=False).items()}
+    want = {k: v.id for k, v in _reference_duplicates(cands, df.__getitem__).items()}
+    assert got == unfiltered == want
+    assert len(want) > 300 and len(set(want.values())) > 100  # many groups, not one

@@ -148,21 +148,34 @@ class Core:
         """Catch the index up with hand edits; returns the number of files re-read."""
         return self.index.sync_scope(self.scope)
 
-    def update(self, path: Path, change: Change, header: str = "", tx: Transaction | None = None) -> Update:
+    def update(self, path: Path, change: Change, header: str = "", tx: Transaction | None = None, index: bool = True) -> Update:
         """One writer update, recorded in `tx` when a dream passes its transaction, followed by
-        the matching incremental index update."""
+        the matching incremental index update; without `index`, the caller passes the update
+        to `index_updates` (with the others it makes) before anything reads the index."""
         if tx is not None:
             tx.touch(path, self.writer.read_at_rest)
         upd = self.writer.update(path, change, header=header)
         if upd.changed:
             if tx is not None:
                 tx.record(path, upd)
-            try:
-                self.index.apply_update(path, self.scope, self.vault.layer_of(self.scope, path), upd)
-            except VaultError as exc:
-                # The file (the truth) is written; the index catches up at the next sync.
-                self.last_warning = exc.message
+            if index:
+                self.index_updates([(path, upd)])
         return upd
+
+    def index_updates(self, done: list[tuple[Path, Update]]) -> None:
+        """Index writer updates made one after another: one, as Index.apply_update; several (a
+        dream's moves), as one change (Index.apply_updates: a line moved keeps its row)."""
+        items = [(path, self.scope, self.vault.layer_of(self.scope, path), upd) for path, upd in done if upd.changed]
+        if not items:
+            return
+        try:
+            if len(items) == 1:
+                self.index.apply_update(*items[0])
+            else:
+                self.index.apply_updates(items)
+        except VaultError as exc:
+            # The file (the truth) is written; the index catches up at the next sync.
+            self.last_warning = exc.message
 
     # -- the parts loaded on first use
     @property

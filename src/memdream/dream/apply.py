@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memdream.core import Core, set_entry
 from memdream.dream.invariants import Baseline, check
+from memdream.dream.pause import collector_paused
 from memdream.dream.plan import Drop, Merge, Move, Op, Plan, Rejected, Remember
 from memdream.engine.write import write
 from memdream.errors import MemdreamError
@@ -24,6 +25,7 @@ from memdream.model.secrets import find_secret
 from memdream.store.format import Document, Line, parse_document, quick_id, render_line
 from memdream.store.files import decode, read_file
 from memdream.store.transaction import Transaction
+from memdream.store.writer import Update
 
 
 @dataclass
@@ -91,6 +93,8 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
         for path, header, n in core.files_for_new(layer, now, len(lines)):
             to_dest[path] = (header, lines[at : at + n])
             at += n
+    # The index follows once every file is written, as one change: a moved line keeps its row.
+    written: list[tuple[Path, Update]] = []
     for path, (header, lines) in to_dest.items():
 
         def add(doc: Document, lines: list[Line] = lines) -> None:
@@ -99,14 +103,15 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
                 if ln.entry is not None and ln.entry.id not in present:
                     doc.lines.append(ln)
 
-        core.update(path, add, header=header, tx=tx)
+        written.append((path, core.update(path, add, header=header, tx=tx, index=False)))
     for rel, raws in to_remove.items():
 
         def drop(doc: Document, raws: set[str] = raws) -> None:
             # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
             doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
 
-        core.update(core.vault.root / rel, drop, tx=tx)
+        written.append((core.vault.root / rel, core.update(core.vault.root / rel, drop, tx=tx, index=False)))
+    core.index_updates(written)
 
 
 def _apply_drops(core: Core, tx: Transaction, drops: list[Drop], out: Applied) -> None:
@@ -192,7 +197,7 @@ def apply_plan(
     out = Applied()
     if not plan.ops:
         return out
-    with core.writer.locked(), core.index.batch():  # one index commit for the whole plan
+    with core.writer.locked(), core.index.batch(), collector_paused():  # one index commit for the whole plan
         core.sync()
         now = core.clock.now()
         moves_only = all(isinstance(op, (Move, Drop)) for op in plan.ops)

@@ -12,6 +12,7 @@ from datetime import datetime
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from memdream.dream.pause import collector_paused
 from memdream.dream.plan import Drop, Move, Plan
 from memdream.index.db import LifecycleDue
 from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
@@ -185,7 +186,13 @@ def plan_light(mem: "Core", budget: int, since_rowid: int = 0, bulk: bool = True
     """The light phase's plan. `bulk` (the default) asks the index for the rows a rule may apply
     to (one query, Index.lifecycle_due) and counts the rest in SQL; without it every row of the
     scope is read and looked at here. Both give the same plan (tests/test_light_bulk.py).
-    Near-duplicates are grouped the same way in both (model/lifecycle.py duplicates)."""
+    Near-duplicates are grouped the same way in both (model/lifecycle.py duplicates). The
+    cycle collector is paused meanwhile (dream/pause.py)."""
+    with collector_paused():
+        return _plan_light(mem, budget, since_rowid, bulk)
+
+
+def _plan_light(mem: "Core", budget: int, since_rowid: int, bulk: bool) -> Plan:
     plan = Plan("light", inputs=inputs(mem))
     now = mem.clock.now()
     t_now = now.timestamp()

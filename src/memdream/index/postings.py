@@ -3,7 +3,8 @@ millisecond at 100k entries (FTS5 must score every match of every term in SQL).
 
 It is a cache of the SQLite index, never a source of truth: it loads the entries' tokens
 once, then catches up on each use from rows added since (rowids only grow) and from the
-`deleted` log (rowid, generation). A rebuild, or a cache too old for the log, reloads.
+`deleted` log (rowid, generation) of rows removed or changed in place (those still there are
+read again). A rebuild, or a cache too old for the log, reloads.
 Long-lived processes (an MCP server, a chat, a benchmark) use it; a one-shot command
 never pays for the load (see Index.keyword_candidates).
 """
@@ -56,10 +57,23 @@ class Postings:
         if epoch > self.gen:  # rebuilt, or the deleted log no longer reaches back to us
             self.__init__(self.index)  # type: ignore[misc]
         if self.gen >= 0:
-            for (rid,) in db.execute("SELECT rowid FROM deleted WHERE gen > ?", (self.gen,)):
+            logged = [rid for (rid,) in db.execute("SELECT rowid FROM deleted WHERE gen > ?", (self.gen,))]
+            for rid in logged:
                 p = self.pos.pop(rid, None)
                 if p is not None:
                     self.alive[p] = 0
+            # A row the log names that is still there was changed in place (a line a dream
+            # moved to another file, index/sync.py apply_updates): read it again.
+            again = sorted(r for r in logged if r <= self.max_rowid)
+            for i in range(0, len(again), 500):
+                chunk = again[i : i + 500]
+                self._add(
+                    db.execute(
+                        "SELECT e.rowid, e.scope, e.layer, e.vt IS NULL, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid"
+                        f" WHERE e.rowid IN ({','.join('?' * len(chunk))}) ORDER BY e.rowid",
+                        chunk,
+                    )
+                )
         self._add(
             db.execute(
                 "SELECT e.rowid, e.scope, e.layer, e.vt IS NULL, f.tok FROM entries e JOIN entries_fts f ON f.rowid = e.rowid"
@@ -141,12 +155,18 @@ class Postings:
         hit = hit[ok]
         current = np.frombuffer(self.current, dtype=np.int8)[hit] == 1
 
+        rowids = np.frombuffer(self.rowids, dtype=np.int64)
+
         def best(h: "np.ndarray", n: int) -> list[tuple[int, float]]:
+            """The best n of positions h, by score, then rowid (whatever the positions' order:
+            a row read again after a change in place sits after newer ones)."""
             if n <= 0 or h.size == 0:
                 return []
+            s = scores[h]
             if h.size > n:
-                h = h[np.argpartition(-scores[h], n - 1)[:n]]
-            order = h[np.argsort(-scores[h], kind="stable")]
+                keep = s >= -np.partition(-s, n - 1)[n - 1]  # the n best, and any tied with the last of them
+                h, s = h[keep], s[keep]
+            order = h[np.lexsort((rowids[h], -s))[:n]]
             return [(int(self.rowids[i]), float(scores[i])) for i in order]
 
         return best(hit[current], limit), best(hit[~current], ended)

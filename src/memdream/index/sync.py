@@ -172,6 +172,127 @@ class FileSync:
             self._insert_many(db, rel, scope.key, layer, added)
             self.set_file(db, rel, scope, layer, upd.state)
 
+    def apply_updates(self, items: list[tuple[Path, Scope, str, Update]]) -> None:
+        """Index writer changes made one after another (a dream's moves: each line copied into
+        its new file, then removed from its old one) as one change, as `apply_update` would one
+        by one, except that a line that left a file and came into another saying the same (the
+        same id, text and subject: the same tokens) keeps its row: the row's file, layer and
+        line are updated in place (`_move_rows`), where a row deleted and another inserted
+        would also rewrite its full-text entry, the counts of its terms and every index of the
+        table. `items`: (path, scope, layer, update) in the order the writer made them."""
+        adds: list[tuple[str, str, str, tuple[str, str, Entry]] | None] = []  # (rel, scope key, layer, item) to index
+        added_at: dict[tuple[str, str], list[int]] = {}  # (rel, line hash) -> places in adds
+        stale: list[int] = []  # rows whose lines left their file
+        leaving: set[int] = set()  # the same, to look up
+        with self.transaction() as db:
+            for path, scope, layer, upd in items:
+                rel = self.rel(path)
+                row = db.execute("SELECT hash, layer FROM files WHERE path = ?", (rel,)).fetchone()
+                indexed = row[0] if row is not None and row[1] == layer else None
+                if upd.raw_bytes or indexed is None and upd.before.exists or indexed is not None and indexed != upd.before.sha:
+                    self._flush_moves(db, adds, stale)  # what came before, then the file as a whole (apply_update)
+                    adds, added_at, stale, leaving = [], {}, [], set()
+                    doc = parse_document(clean(upd.document.render())) if upd.raw_bytes else upd.document
+                    self._index_doc(db, rel, scope, layer, upd.state, doc)
+                    continue
+                if upd.removed:
+                    rows_of: dict[str, list[int]] = {}
+                    for rid, lh in db.execute("SELECT rowid, line_hash FROM entries WHERE path = ?", (rel,)):
+                        if rid not in leaving:
+                            rows_of.setdefault(lh, []).append(rid)
+                    for raw in upd.removed:
+                        lh = line_hash(raw)
+                        came = added_at.get((rel, lh))
+                        if came:
+                            adds[came.pop()] = None  # came in earlier in these changes and left again: never indexed
+                            continue
+                        rids = rows_of.get(lh)
+                        if rids:
+                            stale.append(rids[-1])
+                            leaving.add(rids.pop())
+                for ln in upd.added:
+                    entry = ln.entry
+                    assert entry is not None
+                    it = item(ln.raw, entry, layer)
+                    added_at.setdefault((rel, it[0]), []).append(len(adds))
+                    adds.append((rel, scope.key, layer, it))
+                self.set_file(db, rel, scope, layer, upd.state)
+            self._flush_moves(db, adds, stale)
+
+    def _flush_moves(self, db: sqlite3.Connection, came: list[tuple[str, str, str, tuple[str, str, Entry]] | None], stale: list[int]) -> None:
+        """Index the lines that came in (`came`, None for one that left again) and drop the rows
+        whose lines left (`stale`): a row that left and a line that came in with the same
+        scope, id, text and subject are one line moved, its row updated in place."""
+        moved: list[tuple] = []  # (rowid, rel, layer, item, the row's columns as they were)
+        adds = [a for a in came if a is not None]
+        rest = adds
+        if adds and stale:
+            same: dict[tuple[str, str], list[tuple]] = {}  # (scope, line hash) -> rows that left
+            alike: dict[tuple[str, str, str, str], list[tuple]] = {}  # (scope, id, text, subject) -> rows that left
+            for i in range(0, len(stale), 500):
+                chunk = stale[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT rowid, scope, line_hash, id, text, subject, type, sup, vf, vt, ca, la, hits, pinned, salience FROM entries WHERE rowid IN ({marks})"
+                for r in db.execute(sql, chunk):
+                    if r[3]:
+                        same.setdefault((r[1], r[2]), []).append(r)
+                        alike.setdefault((r[1], r[3], r[4], r[5]), []).append(r)
+            taken: set[int] = set()
+            rest = []
+            for rel, scope_key, layer, it in adds:
+                e = it[2]
+                found = None
+                for rows in (same.get((scope_key, it[0])), alike.get((scope_key, e.id, e.text, e.subject)) if e.id else None):
+                    while rows and rows[-1][0] in taken:
+                        rows.pop()
+                    if rows:
+                        found = rows.pop()
+                        break
+                if found is None:
+                    rest.append((rel, scope_key, layer, it))
+                else:
+                    taken.add(found[0])
+                    moved.append((found[0], rel, layer, it, found))
+            if moved:
+                stale = [r for r in stale if r not in taken]
+        groups: dict[tuple[str, str, str], list[tuple[str, str, Entry]]] = {}
+        for rel, scope_key, layer, it in rest:  # by file, in the order they came (rowids as one by one)
+            groups.setdefault((rel, scope_key, layer), []).append(it)
+        for (rel, scope_key, layer), its in groups.items():
+            self._insert_many(db, rel, scope_key, layer, its)  # before the deletes: a copy reuses its tokens
+        if stale:
+            self._delete_rows(db, stale)
+        if moved:
+            self._move_rows(db, moved)
+
+    @staticmethod
+    def _move_rows(db: sqlite3.Connection, moved: list[tuple]) -> None:
+        """Point rows at their lines' new file, layer and line (text and subject unchanged, so
+        their tokens, full-text entries and term counts stay), and log them for the caches.
+        `moved`: (rowid, rel, layer, (line hash, line, entry), the row's columns as they were).
+        Only the columns that may change are set (each set column rewrites the indexes on it)."""
+        where: list[tuple] = []  # the same line, in another file
+        marked: list[tuple] = []  # the line changed, its end marks only (a supersede)
+        other: list[tuple] = []
+        for rowid, rel, layer, (lh, line, e), was in moved:
+            if lh == was[2]:
+                where.append((rel, layer, rowid))
+                continue
+            p = prepared_row(lh, line, e, "")
+            if (p[3], p[5], p[7], p[9], p[10], p[11], p[12], p[13]) == tuple(was[6:9]) + tuple(was[10:]):
+                marked.append((rel, layer, p[0], p[1], p[8], rowid))
+            else:
+                other.append((rel, layer, p[0], p[1], p[3], p[5], p[7], p[8], p[9], p[10], p[11], p[12], p[13], rowid))
+        db.executemany("UPDATE entries SET path = ?, layer = ? WHERE rowid = ?", where)
+        db.executemany("UPDATE entries SET path = ?, layer = ?, line_hash = ?, line = ?, vt = ? WHERE rowid = ?", marked)
+        db.executemany(
+            "UPDATE entries SET path = ?, layer = ?, line_hash = ?, line = ?, type = ?, sup = ?, vf = ?, vt = ?, ca = ?, la = ?,"
+            " hits = ?, pinned = ?, salience = ? WHERE rowid = ?",
+            other,
+        )
+        bump_meta(db, 0, 0)
+        FileSync._log_changed(db, [m[0] for m in moved])
+
     @staticmethod
     def set_file(db: sqlite3.Connection, rel: str, scope: Scope, layer: str, state: FileState) -> None:
         db.execute(
@@ -255,6 +376,14 @@ class FileSync:
             db.executemany("DELETE FROM terms WHERE term = ? AND df <= 0", ((t,) for t in gone))
         if nrows:
             bump_meta(db, -nrows, -ntok)
+        FileSync._log_changed(db, rowids)
+        db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in rowids))
+        db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in rowids))
+
+    @staticmethod
+    def _log_changed(db: sqlite3.Connection, rowids: list[int]) -> None:
+        """Log rows removed, or changed in place (`_move_rows`), with the generation (bumped
+        by the caller): caches of the index drop them and read those still there again."""
         gen = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
         db.executemany("INSERT OR REPLACE INTO deleted(rowid, gen) VALUES (?, ?)", ((r, gen) for r in rowids))
         if db.execute("SELECT count(*) FROM deleted").fetchone()[0] > DELETED_LOG_MAX:
@@ -264,8 +393,6 @@ class FileSync:
                 "INSERT INTO meta(key, value) VALUES ('epoch', ?) ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
                 (floor,),
             )
-        db.executemany("DELETE FROM entries WHERE rowid = ?", ((r,) for r in rowids))
-        db.executemany("DELETE FROM entries_fts WHERE rowid = ?", ((r,) for r in rowids))
 
     def drop_rows_of(self, db: sqlite3.Connection, rel: str) -> int:
         """Delete every row of the file at `rel`; returns how many there were."""

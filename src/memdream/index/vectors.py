@@ -5,10 +5,12 @@ and switching model embeds only what the new model lacks. Embedding never happen
 write path: `embed_pending` catches up later (at recall, or `memdream index embed`).
 
 Each process loads a scope's vectors once and then follows the index incrementally, as the
-in-memory postings do (index/postings.py): entry rows are never changed in place (a changed
-line is a new row, rowids only grow), so it reads the rows added since, the `deleted` log
-(rowid, generation), and the vectors embedded since (a `vectors` counter in `meta`). A rebuild,
-or a cache older than the deleted log reaches, loads again.
+in-memory postings do (index/postings.py): a changed line is a new row (rowids only grow),
+except a line a dream moved to another file, whose row changes in place and is logged in
+`deleted` as a removed row is; so it reads the rows added since, the `deleted` log (rowid,
+generation) and the rows it names that are still there, and the vectors embedded since (a
+`vectors` counter in `meta`). A rebuild, or a cache older than the deleted log reaches, loads
+again.
 
 Search: below COARSE_MIN_VECTORS vectors (and in a process's first search, so a one-shot
 command never builds codes it would use once), the exact float32 scan. Above, a coarse pass
@@ -64,6 +66,19 @@ def store_vectors(db: "sqlite3.Connection", model: str, rows: list[tuple[str, by
     db.executemany("INSERT OR REPLACE INTO vectors(model, hash, vec) VALUES (?, ?, ?)", [(model, h, v) for h, v in rows])
     db.execute("INSERT INTO meta(key, value) VALUES ('vectors', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1")
     return db.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()[0]
+
+
+def _least(values: "np.ndarray", k: int, rowids: "np.ndarray") -> "np.ndarray":
+    """Places of the k least values, a tie at the edge going to the smaller rowid: the same
+    rows whatever order the rows sit in (a row changed in place is read again after newer ones)."""
+    import numpy as np
+
+    edge = np.partition(values, k - 1)[k - 1]
+    inside = np.flatnonzero(values < edge)
+    tied = np.flatnonzero(values == edge)
+    if len(inside) + len(tied) > k:
+        tied = tied[np.argsort(rowids[tied], kind="stable")[: k - len(inside)]]
+    return np.concatenate([inside, tied])
 
 
 def _dot(mat: "np.ndarray", q: "np.ndarray") -> "np.ndarray":
@@ -331,19 +346,31 @@ class VectorStore:
                     else:
                         del st.missing[h]
         hw = db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0
+        # Rows the log names that are still there changed in place (a line a dream moved to
+        # another file, index/sync.py apply_updates): taken in again if current.
+        again = sorted(r for r in gone if r <= st.hw)
+        rows = []
+        for i in range(0, len(again), 500):
+            chunk = again[i : i + 500]
+            rows += db.execute(
+                "SELECT e.rowid, e.thash, v.vec FROM entries e LEFT JOIN vectors v ON v.model = ? AND v.hash = e.thash"
+                f" WHERE e.rowid IN ({','.join('?' * len(chunk))}) AND e.scope = ? AND e.vt IS NULL AND e.layer IN (?, ?)",
+                (self.model, *chunk, scope.key, RESIDENT, RECALL),
+            ).fetchall()
         if hw > st.hw:
-            rows = db.execute(
+            rows += db.execute(
                 "SELECT e.rowid, e.thash, v.vec FROM entries e LEFT JOIN vectors v ON v.model = ? AND v.hash = e.thash"
                 " WHERE e.rowid > ? AND e.rowid <= ? AND e.scope = ? AND e.vt IS NULL AND e.layer IN (?, ?)",
                 (self.model, st.hw, hw, scope.key, RESIDENT, RECALL),
             ).fetchall()
+        if rows:
             have = [(r[0], r[2]) for r in rows if r[2] is not None and r[0] not in st.pos]
             for rowid, h, vec in rows:
                 if vec is None:
                     st.missing.setdefault(h, []).append(rowid)
             if have:
                 self._put(st, np.array([r for r, _ in have], np.int64), np.frombuffer(b"".join(v for _, v in have), np.float32).reshape(len(have), st.dim))
-            st.hw = hw
+        st.hw = max(st.hw, hw)
         st.gen = gen
 
     def _follow_vectors(self, st: _Loaded, vgen: int) -> None:
@@ -453,14 +480,14 @@ class VectorStore:
             if st.dead:
                 dist[~st.alive[: st.n]] = np.iinfo(np.uint16).max
             r = min(max(RERANK, n), live)
-            cand = np.argpartition(dist, r - 1)[:r] if r < st.n else np.flatnonzero(st.alive[: st.n])
+            cand = _least(dist, r, st.rowids[: st.n]) if r < st.n else np.flatnonzero(st.alive[: st.n])
             csims = _dot(st.mat[cand], q)
             mean = float(st.total @ q) / live
             spread = _dot(self._spread_sample(st), q) - mean
             std = float(np.sqrt(np.mean(spread * spread)))
         k = min(n, len(cand))
-        top = np.argpartition(-csims, k - 1)[:k] if k < len(cand) else np.arange(len(cand))
-        near = sorted(((int(st.rowids[cand[i]]), float(csims[i])) for i in top if np.isfinite(csims[i])), key=lambda x: -x[1])
+        top = _least(-csims, k, st.rowids[cand]) if k < len(cand) else np.arange(len(cand))
+        near = sorted(((int(st.rowids[cand[i]]), float(csims[i])) for i in top if np.isfinite(csims[i])), key=lambda x: (-x[1], x[0]))
         return near, mean, std, live
 
     def cosines(self, scope: Scope, qvec: "np.ndarray", rows: list[Row]) -> dict[int, float]:

@@ -9,14 +9,17 @@ hallucinate. The thresholds are named once, here.
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
 from memdream.model import lazyre as re
 from memdream.model.scoring import importance, last_touched
-from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, other_act, recombines
+from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, normal_bigrams, other_act, recombines
+from memdream.model.wording import normalize
 
 PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
 STALE_DAYS = 180  # a fact untouched (not created, started or recalled) this long is "old" ...
@@ -158,7 +161,7 @@ def said_as(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(_CLOSING)
 
 
-def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dict[str, Candidate]:
+def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int], prefilter: bool = True) -> dict[str, Candidate]:
     """{id of a redundant entry: the kept entry that says everything it says}.
 
     An entry is redundant when it is a near-duplicate (bigram similarity above 0.65 and no
@@ -168,68 +171,70 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
     line that adds a word is never the redundant one. Candidates come from the rarest
     anchor term of each entry (every duplicate holds it), so the cost is the sum of short
     posting lists, not n squared.
+
+    Before two entries' bigram sets are compared, `prefilter` (on by default; off only to
+    check it) looks one entry's bigrams up in the other's normalized text, rarest first, and
+    skips the pair as soon as too few can be there for the similarity to pass
+    (`_Bigrams.may_pass`): an exact filter (tests/test_light_bulk.py compares the groups with
+    and without it), so most entries never need a bigram set of their own. The entry looked
+    up is the one compared with many: the entry being placed against the kept entries holding
+    its rarest term, a kept entry against each later one holding its rarest term.
     """
     ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
-    kept: dict[str, list[int]] = {}  # anchor term -> kept entries holding it
-    by_rarest: dict[str, list[int]] = {}  # anchor term -> kept entries whose rarest anchor it is
-    kept_at: list[Candidate] = []
-    said_of: list[str] = []  # each kept entry's text as `said_as` gives it
-    alive: list[bool] = []
-    grams: list[set[str] | None] = []  # bigram sets of the kept entries, made when first compared
-    out: dict[str, Candidate] = {}
     every = {t for c in ordered for t in c.tokens}
     anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))}
     # Rarest first, ties by the token itself: the same input always gives the same groups.
-    rank = {t: i for i, t in enumerate(sorted(anchor_set, key=lambda t: (df(t), t)))}
+    by_rank = sorted(anchor_set, key=lambda t: (df(t), t))
+    rank = {t: i for i, t in enumerate(by_rank)}
+    anchors_of = [anchor_set.intersection(c.tokens) for c in ordered]
+    rarest_of = [by_rank[min(map(rank.__getitem__, a))] if a else "" for a in anchors_of]
+    looked_up = set(rarest_of)  # the only terms whose kept entries are ever looked up
+    kept: dict[str, list[int]] = {}  # anchor term -> kept entries holding it
+    by_rarest: dict[str, list[int]] = {}  # anchor term -> kept entries whose rarest anchor it is
+    kept_at: list[Candidate] = []
+    said_of: list[str | None] = []  # each kept entry's text as `said_as` gives it, made when first compared
+    alive: list[bool] = []
+    texts = _Bigrams(ordered, prefilter)
+    out: dict[str, Candidate] = {}
 
-    def grams_of(j: int) -> set[str]:
-        g = grams[j]
-        if g is None:
-            g = grams[j] = bigrams(kept_at[j].text)
-        return g
-
-    def similar(mine: set[str], j: int) -> bool:
-        other = grams_of(j)
-        small, big = sorted((len(mine), len(other)))
-        if not big or small / big <= DEDUP_THRESHOLD:
-            return False  # the Jaccard similarity cannot exceed the ratio of the sizes
-        shared = len(mine & other)
-        return shared / (len(mine) + len(other) - shared) > DEDUP_THRESHOLD  # as model/similarity.is_duplicate
+    def said_of_kept(j: int) -> str:
+        s = said_of[j]
+        if s is None:
+            s = said_of[j] = said_as(kept_at[j].text)
+        return s
 
     losers_of: dict[str, list[str]] = {}
-    for c in ordered:
-        anchors = anchor_set.intersection(c.tokens)
+    for c, anchors, rarest in zip(ordered, anchors_of, rarest_of):
         if not anchors:
             continue
-        mine = None
-        rarest = min(anchors, key=rank.__getitem__)
+        me = len(kept_at)
+        texts.add(c)  # its bigrams are made when it is first compared, if ever
         winner = None
-        said = said_as(c.text)
+        said = None
         for j in kept.get(rarest, ()):
-            if alive[j] and said == said_of[j]:
+            if not alive[j]:
+                continue
+            said = said if said is not None else said_as(c.text)
+            if said == said_of_kept(j):
                 winner = kept_at[j]  # the same words, case, spacing or a closing mark aside
                 break
-            mine = mine if mine is not None else bigrams(c.text)
-            if alive[j] and similar(mine, j) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
+            if texts.similar(me, j, me) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
                 winner = kept_at[j]
                 break
         if winner is not None:
+            texts.drop_last()
             out[c.id] = winner
             losers_of.setdefault(winner.id, []).append(c.id)
             continue
-        me = len(kept_at)
         kept_at.append(c)
         said_of.append(said)
         alive.append(True)
-        grams.append(mine)
         # Kept entries that this one covers (their rarest term is one of ours) become redundant.
         for t in anchors:
             for j in by_rarest.get(t, ()):
                 if not alive[j]:
                     continue
-                mine = mine if mine is not None else bigrams(c.text)
-                grams[me] = mine
-                if similar(mine, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not other_act(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
+                if texts.similar(me, j, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not other_act(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
                     alive[j] = False
                     covered = kept_at[j].id
                     out[covered] = c
@@ -238,6 +243,114 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int]) -> dic
                         out[loser] = c
                     losers_of.setdefault(c.id, []).extend(moved + [covered])
         for t in anchors:
-            kept.setdefault(t, []).append(me)
+            if t in looked_up:
+                kept.setdefault(t, []).append(me)
         by_rarest.setdefault(rarest, []).append(me)
     return out
+
+
+PROBE_SAMPLE = 1000  # entries whose bigrams estimate which bigrams are rare (the order the prefilter looks them up in)
+
+
+class _Bigrams:
+    """The texts `duplicates` compares, by their place among the kept entries (the last one
+    added is the entry being placed): each normalized once, its bigram set and its probe
+    (the bigrams rarest first, and how many another text may share and still not pass) made
+    on first need."""
+
+    def __init__(self, ordered: Sequence[Candidate], prefilter: bool) -> None:
+        self.prefilter = prefilter
+        self.norms: list[str | None] = []
+        self.texts: list[str] = []
+        self.grams: list[set[str] | None] = []
+        self.probes: list[tuple[tuple[str, ...], int] | None] = []
+        self.common: Counter[str] = Counter()
+        if prefilter and ordered:
+            step = max(1, len(ordered) // PROBE_SAMPLE)
+            for c in ordered[::step]:
+                self.common.update(bigrams(c.text))
+
+    def add(self, c: Candidate) -> None:
+        self.texts.append(c.text)
+        self.norms.append(None)
+        self.grams.append(None)
+        self.probes.append(None)
+
+    def drop_last(self) -> None:
+        """The entry just added was not kept."""
+        for xs in (self.texts, self.norms, self.grams, self.probes):
+            xs.pop()
+
+    def norm(self, i: int) -> str:
+        s = self.norms[i]
+        if s is None:
+            s = self.norms[i] = normalize(self.texts[i])
+        return s
+
+    def grams_of(self, i: int) -> set[str]:
+        g = self.grams[i]
+        if g is None:
+            g = self.grams[i] = normal_bigrams(self.norm(i))
+        return g
+
+    def similar(self, i: int, j: int, probed: int) -> bool:
+        """Is the bigram similarity of texts i and j above DEDUP_THRESHOLD (as
+        model/similarity.is_duplicate)? `probed` (i or j): the text whose bigrams the prefilter
+        looks up in the other's, the one compared with many others (its probe is made once)."""
+        if self.prefilter and not self.may_pass(probed, j if probed == i else i):
+            return False
+        mine, other = self.grams_of(i), self.grams_of(j)
+        small, big = len(mine), len(other)
+        if small > big:
+            small, big = big, small
+        if not big or small / big <= DEDUP_THRESHOLD:
+            return False  # the Jaccard similarity cannot exceed the ratio of the sizes
+        shared = len(mine & other)
+        return shared / (len(mine) + len(other) - shared) > DEDUP_THRESHOLD
+
+    def may_pass(self, p: int, o: int) -> bool:
+        """False only if texts p and o cannot pass `similar`, found without text o's bigram set.
+
+        With B text p's bigrams and A text o's, `similar` asks shared / (|A| + |B| - shared) >
+        DEDUP_THRESHOLD, where shared = |A & B| <= |A|, so the union is at least |B|: a pair
+        sharing at most m bigrams, m the largest with m / |B| <= DEDUP_THRESHOLD in floating
+        point (division is monotone), cannot pass. A bigram of B is in A exactly when it occurs
+        in text o's normalized string, so B's bigrams are looked up there, rarest first, until
+        |B| - m of them are missing (skip) or the list ends (compare the sets). Text o has at
+        most len - 1 bigrams: no more than m of them, and it cannot pass either."""
+        probe, most = self.probe(p)
+        if not probe:
+            return False  # no bigrams: the similarity is 0
+        s = self.norm(o)
+        if len(s) < 2:
+            return True  # a one-character text's "bigram" is itself: compare the sets
+        if len(s) - 1 <= most:
+            return False
+        misses = len(probe) - most
+        for g in probe:
+            if g not in s:
+                misses -= 1
+                if not misses:
+                    return False
+        return True
+
+    def probe(self, i: int) -> tuple[tuple[str, ...], int]:
+        p = self.probes[i]
+        if p is None:
+            g = self.grams_of(i)
+            p = self.probes[i] = (tuple(sorted(g, key=self.common.__getitem__)), _most_shared(len(g)))
+        return p
+
+
+@lru_cache(maxsize=None)
+def _most_shared(size: int) -> int:
+    """The most bigrams a text can share with one of `size` bigrams and not pass the
+    threshold: the largest m with m / size <= DEDUP_THRESHOLD, as floating point computes it."""
+    if not size:
+        return 0
+    m = int(DEDUP_THRESHOLD * size)
+    while m < size and (m + 1) / size <= DEDUP_THRESHOLD:
+        m += 1
+    while m > 0 and m / size > DEDUP_THRESHOLD:
+        m -= 1
+    return m

@@ -24,7 +24,11 @@ DEDUP_THRESHOLD = 0.65  # bigram Jaccard similarity above which two texts may be
 
 
 def bigrams(text: str) -> set[str]:
-    s = normalize(text)
+    return normal_bigrams(normalize(text))
+
+
+def normal_bigrams(s: str) -> set[str]:
+    """`bigrams` of a text already `normalize`d."""
     if len(s) < 2:
         return {s} if s else set()
     return {s[i : i + 2] for i in range(len(s) - 1)}
