@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from remember_latency import cpu_name, write_report  # noqa: E402
 
 from memdream.embed.embedder import load_embedder  # noqa: E402
-from memdream.model.similarity import contradiction, is_duplicate, may_fold_by_meaning, message_sentences, restatement_cosine, value_swap  # noqa: E402
+from memdream.model.similarity import contradiction, is_duplicate, may_fold_by_meaning, message_sentences, restated_among, restatement_cosine, value_swap  # noqa: E402
 
 REPORT_START = "<!-- bench:fact-pairs:start -->"
 REPORT_END = "<!-- bench:fact-pairs:end -->"
@@ -84,8 +84,9 @@ def main() -> None:
         if not said:
             return -1.0
         v = np.asarray(emb.embed([new] + said))
-        v = v / np.linalg.norm(v, axis=1, keepdims=True)
-        return max((float(c) for s, c in zip(said, v[1:] @ v[0]) if may_fold_by_meaning(new, s, restates=True)), default=-1.0)
+        cos = (v[1:] @ v[0]).tolist()
+        i = restated_among(new, said, cos, -1.0)
+        return -1.0 if i is None else cos[i]
 
     sent_c = [max(sentence_cos(a, b), sentence_cos(b, a)) for _, a, b in contra]
     sent_r = [sentence_cos(b, a) for _, a, b in restate]

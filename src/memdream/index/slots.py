@@ -174,9 +174,9 @@ RESTATEMENT_NEIGHBOURS = 5  # nearest current entries compared with a new text
 def nearest_restatement(vectors, scope: Scope, text: str, threshold: float) -> tuple[Row, float] | None:  # type: ignore[no-untyped-def]
     """The current entry that says `text`'s fact in other words, by the embedder: the nearest
     at a cosine of at least `threshold` that `may_fold_by_meaning` allows; else the nearest
-    message one of whose sentences `text` says again ("Gina lost her job at Door Dash, things
-    have been hard" restates one sentence of "Gina: Thanks, Jon! ... Since I lost my job at
-    Door Dash, things have been tough. But here's some good news ..."), judged the same way
+    message one of whose sentences `text` says again ("Things have been tough for Gina since she
+    lost her job at Door Dash" restates one sentence of "Gina: Thanks, Jon! ... Since I lost my
+    job at Door Dash, things have been tough. But here's some good news ..."), judged the same way
     against that sentence (`restated_sentence`). The new text's vector is stored (keyed by its
     hash), so it is not embedded again once written; so are the sentences' vectors."""
     import numpy as np
@@ -210,22 +210,14 @@ def restated_sentence(vectors, text: str, vec, rows: list[Row], threshold: float
     speaker, if it names one) and `may_fold_by_meaning` against it. A restatement that keeps
     one thing a long message said is far from the whole message (a cosine of 0.3-0.7 with
     `use`) and close to that sentence (0.8-0.9)."""
-    import numpy as np
-
-    from memdream.model.similarity import may_fold_by_meaning, message_sentences
+    from memdream.model.similarity import message_sentences, restated_among
 
     said = [(row, s) for row in rows for s in message_sentences(row.entry().text)]
     if not said:
         return None
-    mat = vectors.vectors_of([s for _, s in said])
-    q = np.asarray(vec, dtype=np.float32)
-    sims = (mat @ q) / (np.linalg.norm(mat, axis=1) * (np.linalg.norm(q) or 1.0) + 1e-12)
-    for (row, sentence), cos in sorted(zip(said, sims.tolist()), key=lambda x: -x[1]):
-        if cos < threshold:
-            break
-        if may_fold_by_meaning(text, sentence, restates=True):  # each of its clauses from that sentence
-            return row, float(cos)
-    return None
+    sims = (vectors.vectors_of([s for _, s in said]) @ vec).tolist()  # rows L2-normalised: cosines
+    found = restated_among(text, [s for _, s in said], sims, threshold)
+    return None if found is None else (said[found][0], sims[found])
     rows = {r.rowid: r for r in vectors.index.rows([rid for rid, _ in near])}
     for rid, cos in near:
         row = rows.get(rid)

@@ -30,7 +30,7 @@ on a fixed sample of SPREAD_SAMPLE vectors.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -174,6 +174,17 @@ class VectorStore:
         while len(self._own) > _OWN_BUMPS_KEPT:
             self._own.pop(next(iter(self._own)))
 
+    def _stored(self, hashes: Iterable[str]) -> "dict[str, np.ndarray]":
+        """The stored vectors of this model for these text hashes (the ones there are)."""
+        import numpy as np
+
+        wanted = sorted(set(hashes))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.index.db.execute(f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})", (self.model, *wanted))
+        return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
+
     def vectors_of(self, texts: list[str]) -> "np.ndarray":
         """Document vectors of `texts` (rows in order): read where stored, the rest embedded in
         one batch and stored (keyed by text hash, so nothing is embedded twice)."""
@@ -182,12 +193,7 @@ class VectorStore:
         from memdream.index.rows import text_hash
 
         hashes = [text_hash(t) for t in texts]
-        wanted = sorted(set(hashes))
-        marks = ",".join("?" * len(wanted))
-        found = {
-            h: np.frombuffer(v, dtype=np.float32)
-            for h, v in self.index.db.execute(f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})", (self.model, *wanted))
-        } if wanted else {}
+        found = self._stored(hashes)
         todo = {h: t for h, t in zip(hashes, texts) if h not in found}
         if todo:
             vecs = self.embedder.embed(list(todo.values()), kind="document")
@@ -509,12 +515,7 @@ class VectorStore:
             return out
         marks = ",".join("?" * len(rows))
         hashes = dict(self.index.db.execute(f"SELECT rowid, thash FROM entries WHERE rowid IN ({marks})", [r.rowid for r in rows]))
-        wanted = sorted(set(hashes.values()))
-        marks = ",".join("?" * len(wanted))
-        found = {
-            h: np.frombuffer(v, dtype=np.float32)
-            for h, v in self.index.db.execute(f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})", (self.model, *wanted))
-        }
+        found = self._stored(hashes.values())
         for rowid, h in hashes.items():
             if h in found:
                 out[rowid] = float(found[h] @ qvec)

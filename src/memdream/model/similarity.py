@@ -359,6 +359,18 @@ def message_sentences(text: str) -> list[str]:
     return [who + t for t in found if len(plain_words(plain(t))) >= SENTENCE_MIN_WORDS]
 
 
+def restated_among(text: str, sentences: list[str], cosines: list[float], floor: float) -> int | None:
+    """The place of the sentence, of cosine at least `floor` with `text`, that `text` says
+    again (`may_fold_by_meaning(text, sentence, restates=True)`), the closest first; None if
+    none (the write path's rule for one sentence of a message, index/slots.py)."""
+    for i in sorted(range(len(sentences)), key=lambda i: -cosines[i]):
+        if cosines[i] < floor:
+            break
+        if may_fold_by_meaning(text, sentences[i], restates=True):
+            return i
+    return None
+
+
 def word_count(text: str) -> int:
     """How much a text says: its plain words (to keep the one that says more)."""
     return len(plain_words(plain(text)))
@@ -383,8 +395,9 @@ def may_fold_by_meaning(a: str, b: str, restates: bool = False) -> bool:
     if not wa or not wb:
         return False
     small, big, big_text, small_text = (wa, wb, pb, pa) if restates or len(wa) <= len(wb) else (wb, wa, pa, pb)
+    speaker = speaker_words(big_text)
     if restates:  # the speaker's name is shared by construction: no evidence
-        small = small - speaker_words(big_text)
+        small = small - speaker
         if not small:
             return False
     if len(small) - len(_missing(small, big, big_text)) < (RESTATED_OVERLAP if restates else MEANING_OVERLAP) * len(small):
@@ -395,7 +408,6 @@ def may_fold_by_meaning(a: str, b: str, restates: bool = False) -> bool:
     parts = _clause_words(big_text)
     if len(parts) < 2 and len(clauses(small_text)) < 2 and not restates:
         return True
-    speaker = speaker_words(big_text)
     for clause in clauses(small_text):
         words = plain_words(clause) - speaker
         said = _in_person(clause, big_text, small_text)
