@@ -298,22 +298,61 @@ def test_one_and_two_character_chinese_queries(any_mem) -> None:
     assert mem.recall("我喜欢喝什么茶？", k=1)[0].text == "我喜欢喝龙井茶"
 
 
-def test_index_of_an_older_version_is_rebuilt_with_character_tokens(vault, clock) -> None:
+@pytest.mark.parametrize(
+    ("text", "term", "was", "version"),
+    [
+        ("我喜欢喝龙井茶", "茶", "", 5),  # before its characters were tokens (index migration 6)
+        ("Bought a floor lamp at IKEA", "buy", "bought", 7),  # before irregular verbs were their verb (8)
+    ],
+)
+def test_index_of_an_older_version_is_rebuilt_with_its_new_tokens(vault, clock, text, term, was, version) -> None:
     from memdream.config import load_config
     from memdream.memory import Memory
 
     m = Memory(load_config(vault, "me", "main", env={}), clock)
     m.vault.init()
-    m.remember("我喜欢喝龙井茶")
+    m.remember(text)
     db = m.index.db
     rowid, tok = db.execute("SELECT rowid, tok FROM entries_fts").fetchone()
-    old = " ".join(t for t in tok.split() if t != "茶")  # as version 5 of the index stored it
-    db.execute("UPDATE entries_fts SET tok = ? WHERE rowid = ?", (old, rowid))
-    db.execute("PRAGMA user_version = 5")
+    assert term in tok.split()
+    old = " ".join(was if t == term else t for t in tok.split()).split()  # as that version of the index stored it
+    db.execute("UPDATE entries_fts SET tok = ? WHERE rowid = ?", (" ".join(old), rowid))
+    db.execute(f"PRAGMA user_version = {version}")
     m.close()
     again = Memory(load_config(vault, "me", "main", env={}), clock)
-    assert again.recall("茶", k=1)[0].text == "我喜欢喝龙井茶"
+    assert again.recall(term, k=1)[0].text == text
     again.close()
+
+
+def test_an_irregular_verb_form_finds_its_verb(any_mem) -> None:
+    mem = any_mem
+    mem.remember("Bought a floor lamp at IKEA last weekend")
+    mem.remember("We went to Kyoto in April")
+    mem.remember("Ran a half marathon in 2:05")
+    mem.remember("Need to buy more coffee filters")
+    # Snowball alone leaves bought/buy, went/go and ran/run apart.
+    assert mem.recall("where did I buy the floor lamp", k=1)[0].text == "Bought a floor lamp at IKEA last weekend"
+    assert mem.recall("when did we go to Kyoto", k=1)[0].text == "We went to Kyoto in April"
+    assert mem.recall("how long did the half marathon run take", k=1)[0].text == "Ran a half marathon in 2:05"
+    assert {h.text for h in mem.recall("buy", k=5)} == {"Bought a floor lamp at IKEA last weekend", "Need to buy more coffee filters"}
+    # Chinese in the same memory is untouched.
+    mem.remember("我们上周去了莫干山 and went hiking")
+    assert mem.recall("莫干山", k=1)[0].text == "我们上周去了莫干山 and went hiking"
+
+
+def test_the_irregular_forms_table_holds_only_forms_that_are_nothing_else() -> None:
+    from memdream.model.irregular_en import FORMS
+    from memdream.model.tokens import stem, tokens
+
+    table = dict(line.split(" ") for line in FORMS.splitlines())
+    assert len(table) > 500
+    assert table["went"] == "go" and table["bought"] == "buy" and table["taught"] == "teach"
+    # words that are also a noun, an adjective or a verb of their own keep their meaning
+    for word in ("saw", "left", "felt", "thought", "found", "rose", "lay"):
+        assert word not in table, word
+    assert all(w.isascii() and w.isalpha() and w.islower() and v.isascii() and v.isalpha() for w, v in table.items())
+    assert stem("went") == stem("go") and stem("meetings") == stem("meeting")
+    assert tokens("She taught me chess") == tokens("she teaches me chess")
 
 
 def test_mixed_language_queries(any_mem) -> None:

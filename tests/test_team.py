@@ -355,6 +355,73 @@ def test_migration_6_fills_the_postings_of_every_scope_of_a_database_written_bef
         assert [h.entry.text for h in mem.recall("tea", k=5)] == ["Bob drinks green tea"]
 
 
+def _as_written_before(conn, scope: Scope, term: str, old: str) -> None:
+    """Make the scope's stored tokens what an older tokenizer wrote: `term` was `old` (SQL only,
+    the lines untouched), as before English irregular verbs became their verb (bought -> buy)."""
+    conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+    conn.execute(
+        "UPDATE memdream_lines SET tok = array_to_string(array(SELECT CASE WHEN w = %s THEN %s ELSE w END "
+        "FROM unnest(string_to_array(tok, ' ')) AS w), ' ') WHERE scope = %s AND %s = ANY(string_to_array(tok, ' '))",
+        (term, old, scope.key, term),
+    )
+    conn.execute("UPDATE memdream_postings SET term = %s WHERE scope = %s AND term = %s", (old, scope.key, term))
+    conn.execute("UPDATE memdream_terms SET term = %s WHERE scope = %s AND term = %s", (old, scope.key, term))
+
+
+def test_migration_7_derives_again_the_tokens_of_every_scope_written_before(team_store) -> None:
+    """A database at schema 6, its tokens from before irregular verb forms became their verb
+    (model/tokens.py): migration 7 derives every stale line of every scope again from the line
+    itself (the lines unchanged), statistics and postings in step, and recall finds them."""
+    from memdream.team import scope_handle
+    from memdream.team.schema import LATEST, migrate
+
+    with team_store.session(ALICE) as mem:
+        for t in ["Bought a floor lamp at IKEA", "我喜欢喝龙井茶", "need to buy coffee filters"]:
+            mem.write(t)
+    with team_store.session(BOB) as mem:
+        mem.write("Bob bought a bike in May")
+    lines = "SELECT scope, path, pos, line FROM memdream_lines ORDER BY 1, 2, 3"
+    with team_store.pool.connection() as conn:
+        with conn.transaction():
+            before = {}
+            for sc in (ALICE, BOB):
+                conn.execute("SELECT set_config('memdream.scope', %s, true)", (sc.key,))
+                before[sc.key] = conn.execute(lines).fetchall()
+        with conn.transaction():  # back to schema 6, the tokens as written then
+            for sc in (ALICE, BOB):
+                _as_written_before(conn, sc, "buy", "bought")
+            conn.execute("DELETE FROM memdream_schema WHERE version >= 7")
+    assert team_store.recall(BOB, "buy", k=3) == []  # the database's index, as written before: no "buy" term
+    alice = scope_handle(team_store, "alice", "main")
+    assert [str(p) for p in alice.doctor()[3] if "do not match the line" in str(p)]  # doctor sees the stale lines
+    with team_store.pool.connection() as conn:
+        assert migrate(conn) == list(range(7, LATEST + 1))
+        with conn.transaction():
+            for sc in (ALICE, BOB):
+                conn.execute("SELECT set_config('memdream.scope', %s, true)", (sc.key,))
+                assert conn.execute(lines).fetchall() == before[sc.key]  # the truth untouched
+                assert conn.execute("SELECT count(*) FROM memdream_postings WHERE term = 'bought'").fetchone()[0] == 0
+    assert alice.doctor()[3] == []  # lines, postings and statistics agree again, in both scopes
+    assert {h.entry.text for h in team_store.recall(ALICE, "buy", k=3)} == {"Bought a floor lamp at IKEA", "need to buy coffee filters"}
+    assert [h.entry.text for h in team_store.recall(BOB, "buy", k=3)] == ["Bob bought a bike in May"]
+
+
+def test_doctor_fix_derives_stale_lines_again_on_the_store(team_store) -> None:
+    from memdream.team import scope_handle
+
+    with team_store.session(ALICE) as mem:
+        mem.write("We went to Kyoto in April")
+    with team_store.pool.connection() as conn, conn.transaction():
+        _as_written_before(conn, ALICE, "go", "went")
+    assert team_store.recall(ALICE, "go to Kyoto", k=1)[0].entry.text == "We went to Kyoto in April"  # by Kyoto alone
+    assert team_store.recall(ALICE, "go", k=1) == []
+    alice = scope_handle(team_store, "alice", "main")
+    found = [str(p) for p in alice.doctor()[3]]
+    assert any("do not match the line" in f and "doctor --fix" in f for f in found), found
+    assert alice.doctor(fix=True)[3] == [] and alice.doctor()[3] == []
+    assert [h.entry.text for h in team_store.recall(ALICE, "go", k=1)] == ["We went to Kyoto in April"]
+
+
 def test_common_terms_still_score_when_the_rarest_ones_choose_the_candidates(team_store, tmp_path, clock) -> None:
     """A query whose terms hold more than MATCH_CAP matches picks its candidates by the rarest
     ones; the others still add to each candidate's BM25, computed in the database from the

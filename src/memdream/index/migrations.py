@@ -145,8 +145,15 @@ def m007_said_around(db: sqlite3.Connection) -> None:
     _run(db, "CREATE INDEX IF NOT EXISTS entries_ca ON entries(scope, ca, id)")
 
 
+def m008_irregular_verbs(db: sqlite3.Connection) -> None:
+    """English irregular verb forms became their verb's term (model/tokens.py: bought is buy):
+    the rows are dropped and indexed again on the next sync, as in m006."""
+    m006_cjk_unigrams(db)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     m001_initial, m002_raw_layer, m003_vectors, m004_deleted_log, m005_doc_kinds, m006_cjk_unigrams, m007_said_around,
+    m008_irregular_verbs,
 ]  # fmt: skip
 
 

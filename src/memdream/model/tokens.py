@@ -6,7 +6,9 @@ never find 我在余杭区. We tokenize in Python and give FTS5 a space-separate
 - Chinese runs: rjieba words (search mode, so 余杭区 also yields 余杭) plus every
   character bigram, so 盘前 finds 盘前简报 whatever the segmenter decided;
 - everything else: lower-cased words and numbers, English words Snowball-stemmed
-  (PyStemmer), so "meetings" finds "meeting". English stopwords are left out.
+  (PyStemmer), so "meetings" finds "meeting", and an irregular verb form brought to its verb
+  first (model/irregular_en.py: "bought" is "buy", "went" is "go", "ran" is "run"), so "where
+  did I buy the lamp" finds "bought a lamp". English stopwords are left out.
 
 The index also holds every Chinese character as a token of its own (except a short list of
 function characters that occur in nearly every sentence), so one-character queries work.
@@ -62,6 +64,20 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+@lru_cache(maxsize=1)
+def _irregular() -> dict[str, str]:
+    from memdream.model.irregular_en import FORMS
+
+    return dict(line.split(" ", 1) for line in FORMS.splitlines())
+
+
+@lru_cache(maxsize=1 << 16)  # words repeat: one lookup instead of a table and a stemmer each time
+def stem(word: str) -> str:
+    """The index term of a lower-case English word: its verb's stem for an irregular verb form
+    (went -> go, bought -> buy), else its Snowball stem (meetings -> meet)."""
+    return _stemmer().stemWord(_irregular().get(word, word))
+
+
 _ASCII_WORD = re.compile(r"[a-z]+")
 
 
@@ -99,7 +115,7 @@ def tokens(text: str, unigrams: bool = False) -> list[str]:
         elif run in EN_STOPWORDS:
             continue
         elif _ASCII_WORD.fullmatch(run):
-            out.append(_stemmer().stemWord(run))
+            out.append(stem(run))
         else:
             out.append(run)
     return out

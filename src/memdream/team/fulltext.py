@@ -123,6 +123,81 @@ def apply_counts(conn: Any, scope: Scope, df: Counter[str], entries: int, tokens
         )
 
 
+def delete_lines(conn: Any, scope: Scope, rel: str, positions: list[int]) -> None:
+    """Remove these stored lines of one file, their postings, and their share of the scope's
+    statistics."""
+    if not positions:
+        return
+    conn.execute("DELETE FROM memdream_postings WHERE scope = %s AND path = %s AND pos = ANY(%s)", (scope.key, rel, positions))
+    gone = conn.execute("DELETE FROM memdream_lines WHERE scope = %s AND path = %s AND pos = ANY(%s) RETURNING tok", (scope.key, rel, positions)).fetchall()
+    df, n, total = counts(t for (t,) in gone)
+    apply_counts(conn, scope, negated(df), -n, -total)
+
+
+def insert_lines(conn: Any, scope: Scope, rel: str, lines: list[tuple[int, str]]) -> None:
+    """Store these (position, line) of one file with the columns derived from each line, its
+    postings, and its share of the scope's statistics (no stored line may be at a position)."""
+    if not lines:
+        return
+    rows = [(pos, line, *line_columns(rel, line)) for pos, line in lines]
+    cols = list(zip(*rows))
+    words = [t.split() if t is not None else None for t in cols[14]]  # each line's tokens
+    conn.execute(
+        "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, thash, ntok, tsv) "
+        "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, "
+        "ntok, lex::tsvector "
+        "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+        "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::text[], %s::integer[], %s::text[]) "
+        "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, ntok, lex)",
+        (scope.key, rel, *[list(c) for c in cols], [len(w) if w is not None else None for w in words], [tsv_literal(t) for t in cols[14]]),
+    )
+    df, n, total = counts(cols[14])
+    apply_counts(conn, scope, df, n, total)
+    # One posting per (term, line), with the term's frequency there and the line's length,
+    # layer and validity: what recall scores and filters its matches with.
+    post = [
+        (t, pos, tf, len(ws), layer, vt is None)
+        for pos, ws, layer, vt in zip(cols[0], words, cols[6], cols[9])
+        if ws is not None
+        for t, tf in Counter(ws).items()
+    ]
+    if post:
+        conn.execute(
+            "INSERT INTO memdream_postings (scope, term, path, pos, tf, ntok, layer, cur) SELECT %s, t, %s, p, tf, n, lay, cur "
+            "FROM unnest(%s::text[], %s::integer[], %s::integer[], %s::integer[], %s::text[], %s::boolean[]) AS x(t, p, tf, n, lay, cur)",
+            (scope.key, rel, *[list(c) for c in zip(*post)]),
+        )
+
+
+def stale_lines(conn: Any, scope: Scope) -> list[tuple[str, int, str]]:
+    """(path, position, line) of the scope's stored lines whose derived columns are not what
+    this memdream derives from the line (an older tokenizer wrote them). The caller has set
+    the scope for row-level security."""
+    rows = conn.execute("SELECT path, pos, line, tok FROM memdream_lines WHERE scope = %s ORDER BY path, pos", (scope.key,)).fetchall()
+    return [(path, pos, line) for path, pos, line, tok in rows if line_columns(path, line)[12] != tok]
+
+
+def rederive(conn: Any, scope: Scope, stale: list[tuple[str, int, str]]) -> None:
+    """Derive these lines' columns, postings and statistics again from the lines themselves
+    (the lines, the truth, are not changed)."""
+    by_path: dict[str, list[tuple[int, str]]] = {}
+    for path, pos, line in stale:
+        by_path.setdefault(path, []).append((pos, line))
+    for path, lines in sorted(by_path.items()):
+        delete_lines(conn, scope, path, [pos for pos, _ in lines])
+        insert_lines(conn, scope, path, lines)
+
+
+def rederive_all(conn: Any) -> None:
+    """Every scope's stale lines derived again (a schema migration, when memdream's tokens
+    change), scope by scope under its row-level security setting."""
+    for (key,) in conn.execute("SELECT scope FROM memdream_scopes ORDER BY scope").fetchall():
+        scope = Scope.from_key(key)
+        conn.execute("SELECT set_config('memdream.scope', %s, true)", (key,))
+        rederive(conn, scope, stale_lines(conn, scope))
+    conn.execute("SELECT set_config('memdream.scope', '', true)")
+
+
 class PgIndex:
     """The index questions recall asks, answered from one scope's rows in the database."""
 

@@ -110,7 +110,7 @@ class StoreMemory:
             restored += ok
             unrestored += bad
             problems += found
-            problems += [Problem(self.store_url, 0, m) for m in self._store.check_scope(s, fix) if not (fix and m.endswith("recounted"))]
+            problems += [Problem(self.store_url, 0, m) for m in self._store.check_scope(s, fix) if not (fix and m.endswith(("recounted", "derived again")))]
         return removed, restored, unrestored, problems
 
     def recall(self, query: str, k: int = 10, as_of: Any = None, rank_by: str = "score") -> list[Any]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+#: (version, what, SQL to run or a function of the connection that runs it)
+MIGRATIONS: list[tuple[int, str, Any]] = [
     (
         1,
         "scopes, files, lines, tokens, dream leases",
@@ -214,6 +215,19 @@ MIGRATIONS.append(
     )
 )
 
+
+
+def _tokens_again(conn: Any) -> None:
+    from memdream.team.fulltext import rederive_all
+
+    rederive_all(conn)
+
+
+# The tokens changed (English irregular verb forms became their verb's term,
+# model/tokens.py): every stored line whose derived columns differ is derived again from the
+# line itself, with its postings and its scope's statistics. The lines are not changed.
+MIGRATIONS.append((7, "lines derived again with English irregular verbs as their verb", _tokens_again))
+
 LATEST = MIGRATIONS[-1][0]
 
 
@@ -236,7 +250,10 @@ def migrate(conn: Any) -> list[int]:
         for version, what, sql in MIGRATIONS:
             if version in have:
                 continue
-            conn.execute(sql)
+            if callable(sql):
+                sql(conn)
+            else:
+                conn.execute(sql)
             conn.execute("INSERT INTO memdream_schema (version, what) VALUES (%s, %s)", (version, what))
             applied.append(version)
     return applied

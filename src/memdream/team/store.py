@@ -442,7 +442,7 @@ class TeamStore:
         """Store one file: its head row, and for a memory file the lines that differ from the
         stored ones, position by position (an append or a changed line touches one row), with
         the full-text columns and the scope's term statistics kept in step."""
-        from memdream.team.fulltext import apply_counts, counts, line_columns, negated, tsv_literal
+        from memdream.team.fulltext import delete_lines, insert_lines
 
         kind, final_newline, blob = encode_file(rel, data)
         conn.execute(
@@ -452,44 +452,8 @@ class TeamStore:
         )
         old = dict(conn.execute("SELECT pos, line FROM memdream_lines WHERE scope = %s AND path = %s", (scope.key, rel)).fetchall())
         new = file_lines(data) if kind == "m" else []
-        stale = [pos for pos, line in old.items() if pos >= len(new) or new[pos] != line]
-        fresh = [pos for pos, line in enumerate(new) if old.get(pos) != line]
-        if stale:
-            conn.execute("DELETE FROM memdream_postings WHERE scope = %s AND path = %s AND pos = ANY(%s)", (scope.key, rel, stale))
-            gone = conn.execute(
-                "DELETE FROM memdream_lines WHERE scope = %s AND path = %s AND pos = ANY(%s) RETURNING tok", (scope.key, rel, stale)
-            ).fetchall()
-            df, n, total = counts(t for (t,) in gone)
-            apply_counts(conn, scope, negated(df), -n, -total)
-        if fresh:
-            rows = [(pos, new[pos], *line_columns(rel, new[pos])) for pos in fresh]
-            cols = list(zip(*rows))
-            words = [t.split() if t is not None else None for t in cols[14]]  # each line's tokens
-            conn.execute(
-                "INSERT INTO memdream_lines (scope, path, pos, line, entry_id, subject, type, valid_to, layer, etype, vf, vt, ca, la, hits, salience, tok, thash, ntok, tsv) "
-                "SELECT %s, %s, pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, "
-                "ntok, lex::tsvector "
-                "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-                "%s::float8[], %s::float8[], %s::float8[], %s::float8[], %s::integer[], %s::float8[], %s::text[], %s::text[], %s::integer[], %s::text[]) "
-                "AS x(pos, line, eid, subj, typ, vto, lay, ety, vf, vt, ca, la, hits, sal, tok, th, ntok, lex)",
-                (scope.key, rel, *[list(c) for c in cols], [len(w) if w is not None else None for w in words], [tsv_literal(t) for t in cols[14]]),
-            )
-            df, n, total = counts(cols[14])
-            apply_counts(conn, scope, df, n, total)
-            # One posting per (term, line), with the term's frequency there and the line's length,
-            # layer and validity: what recall scores and filters its matches with (fulltext.py).
-            post = [
-                (t, pos, tf, len(ws), layer, vt is None)
-                for pos, ws, layer, vt in zip(cols[0], words, cols[6], cols[9])
-                if ws is not None
-                for t, tf in Counter(ws).items()
-            ]
-            if post:
-                conn.execute(
-                    "INSERT INTO memdream_postings (scope, term, path, pos, tf, ntok, layer, cur) SELECT %s, t, %s, p, tf, n, lay, cur "
-                    "FROM unnest(%s::text[], %s::integer[], %s::integer[], %s::integer[], %s::text[], %s::boolean[]) AS x(t, p, tf, n, lay, cur)",
-                    (scope.key, rel, *[list(c) for c in zip(*post)]),
-                )
+        delete_lines(conn, scope, rel, [pos for pos, line in old.items() if pos >= len(new) or new[pos] != line])
+        insert_lines(conn, scope, rel, [(pos, line) for pos, line in enumerate(new) if old.get(pos) != line])
 
     def _unlocked_tail(self, scope: Scope, copy: _Copy, changed: list[str], gone: list[str]) -> bytes:
         """A read-only operation changed files: only appending to its hits journal is allowed
@@ -627,22 +591,28 @@ class TeamStore:
             return False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
     def check_scope(self, scope: Scope, fix: bool = False) -> list[str]:
-        """What the database holds for the scope that its lines do not bear out: term
-        statistics that differ from a count over the stored tokens, lines whose parsed
-        columns differ from the line. With `fix`, the statistics are recounted (they are
-        derived from the lines). Returns one message per problem found."""
-        from memdream.team.fulltext import apply_counts, counts, line_columns
+        """What the database holds for the scope that its lines do not bear out: lines whose
+        derived columns differ from what the line gives (an older tokenizer, or an edit made
+        around memdream), term statistics that differ from a count over the stored tokens.
+        With `fix`, both are derived again from the lines (the lines themselves, the truth,
+        are never changed). Returns one message per problem found."""
+        from memdream.team.fulltext import apply_counts, counts, rederive, stale_lines
 
         problems: list[str] = []
         with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
             if fix:
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_lock_key(scope),))
-            rows = conn.execute("SELECT path, pos, line, tok FROM memdream_lines WHERE scope = %s", (scope.key,)).fetchall()
-            for path, pos, line, tok in rows:
-                if line_columns(path, line)[12] != tok:
-                    problems.append(f"{path}:{pos + 1}: the stored columns do not match the line (run 'memdream push' of an export to rewrite it)")
-            want, n, total = counts(t for *_, t in rows)
+            stale = stale_lines(conn, scope)
+            for path, pos, _ in stale:
+                problems.append(
+                    f"{path}:{pos + 1}: the stored columns do not match the line"
+                    + ("; derived again" if fix else " ('memdream doctor --fix --store ...' derives them again)")
+                )
+            if fix and stale:
+                rederive(conn, scope, stale)
+            rows = conn.execute("SELECT tok FROM memdream_lines WHERE scope = %s", (scope.key,)).fetchall()
+            want, n, total = counts(t for (t,) in rows)
             have = dict(conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s", (scope.key,)).fetchall())
             stats = conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (scope.key,)).fetchone() or (0, 0)
             off = sorted(t for t in set(want) | set(have) if want.get(t, 0) != have.get(t, 0))
