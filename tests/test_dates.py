@@ -7,7 +7,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from memdream.model.dates import named_days, query_dates
+from memdream.model.dates import named_days, names_past_span, query_dates
 
 NOW = datetime(2023, 5, 10, 12, 0, tzinfo=timezone.utc)
 
@@ -46,3 +46,25 @@ def test_named_days_give_the_words_that_name_them() -> None:
     text = "What did I buy on May 3, 2023 at the market?"
     [(d, (a, b))] = named_days(text, NOW)
     assert text[a:b] == "May 3, 2023"
+
+
+@pytest.mark.parametrize(
+    "text,past",
+    [
+        ("What inspired Joanna's new script in July 2022?", True),
+        ("the cake she made recently in April 2023", True),
+        ("as of November, 2022", True),
+        ("What did we do in 2021?", True),
+        ("during early 2022", True),
+        ("2022年7月我去了哪里？", True),
+        ("2021年发生了什么", True),
+        ("what happens in May 2023", False),  # this month: not over
+        ("in 2023", False),  # this year
+        ("2023年5月的计划", False),
+        ("I walked 2000 steps", False),  # a number, not a year
+        ("you may 2022 ...", False),  # the verb
+        ("去年", False),  # no number: the tense words' job (scoring.query_tense)
+    ],
+)
+def test_names_past_span(text: str, past: bool) -> None:
+    assert names_past_span(text, NOW) is past

@@ -5,8 +5,10 @@ Calendar dates: Chinese 2023年5月6日 / 5月6号 / 五月六日, English "May 
 "6 May 2023", "1st of February", and ISO 2023-05-06; a date without a year is the last such
 day on or before the query's time. And the days named from the query's own: 今天 / 今日 /
 昨天 / 昨日 / 前天 / 大前天, today / yesterday / the day before yesterday. Weekdays (上周五,
-last Friday), bare years and months are left alone: they name a span or need a calendar
-convention. Pure functions.
+last Friday), bare years and months are no days: they name a span or need a calendar
+convention. A month of a year or a year ("in July 2022", "2022年7月", "in 2021") is a span the
+query may ask about: `names_past_span` says whether one ended before the query's time. Pure
+functions.
 """
 
 from __future__ import annotations
@@ -113,3 +115,29 @@ def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
         if not out or span[0] >= out[-1][1][1]:  # overlapping readings of the same words: the first
             out.append((d, span))
     return out
+
+
+# A month of a given year, or a year, that a query names: "in July 2022", "July, 2022",
+# "2022年7月", "in 2021", "2021年". A year alone needs a word that makes it a time ("in",
+# "during", "since", "of", "as of", "by", "before", "after", "until", 年): "2000 steps" is no year.
+_MONTH_YEAR_EN = re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
+_IN_YEAR_EN = re.compile(r"\b(?:in|during|since|of|as of|by|before|after|until|through|throughout)\s+(?:early\s+|late\s+|mid-?\s*)?(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
+_MONTH_YEAR_ZH = re.compile(rf"(?P<year>(?:19|20)\d\d)\s*年\s*(?P<mon>{_ZH_NUM})\s*月")
+_YEAR_ZH = re.compile(r"(?P<year>(?:19|20)\d\d)\s*年")
+
+
+def names_past_span(text: str, now: datetime) -> bool:
+    """Does `text` name a month of a year, or a year, that ended before `now`? (Such a query
+    asks about that time, not about now: recall/search.py lets recency not lift it, as for a
+    named day before today.)"""
+    today = now.date()
+    for m in _MONTH_YEAR_EN.finditer(text):
+        if m["mon"].lower().rstrip(".") == "may" and not m.group(0)[:1].isupper():
+            continue  # "you may 2023 ..." is hardly a month; "May 2023" is
+        if (int(m["year"]), _MONTHS[m["mon"].lower().rstrip(".")]) < (today.year, today.month):
+            return True
+    for m in _MONTH_YEAR_ZH.finditer(text):
+        mon = _zh_number(m["mon"])
+        if mon and 1 <= mon <= 12 and (int(m["year"]), mon) < (today.year, today.month):
+            return True
+    return any(int(m["year"]) < today.year for rx in (_IN_YEAR_EN, _YEAR_ZH) for m in rx.finditer(text))

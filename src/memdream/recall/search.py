@@ -13,7 +13,7 @@ from datetime import datetime, time, timedelta
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.dates import named_days
+from memdream.model.dates import named_days, names_past_span
 from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_tense, query_weights, score_parts
 from memdream.store.vault import Scope
 
@@ -98,10 +98,10 @@ def recall(
             terms_text = terms_text[:a] + " " + terms_text[b:]
             for row in on_day:
                 rows[row.rowid] = (row, None)  # BM25 computed below
-    # A question about the past, or about a day before today: recency does not lift; one about
-    # now: recency lifts as much as it can (scoring.query_tense, LIFT_NOW).
+    # A question about the past, or about a day, a month or a year before today: recency does
+    # not lift; one about now: recency lifts as much as it can (scoring.query_tense, LIFT_NOW).
     tense = query_tense(query)
-    past = tense == "past" or any(d < (as_of or now).date() for d, _ in named)
+    past = tense == "past" or any(d < (as_of or now).date() for d, _ in named) or names_past_span(query, as_of or now)
     about_now = not past and tense == "now"
     terms = index.query_terms(terms_text)  # cut once (a lookup of its pieces in the index), used for candidates and scores
     found = index.keyword_candidates(
