@@ -46,6 +46,18 @@ from stores import stored_files, stored_text
         ("Every time you answer, cite the source.", "instruction"),
         ("你记得每周五备份一次", "instruction"),
         ("千万记得给那个老接口加超时兜底", "instruction"),
+        # "never" and "always" order only before a verb in its base form; a chat line that drops
+        # its "I'm" / "I've" before them tells about the speaker
+        ("Nope, never been on a sports team.", "fact"),
+        ("Never tried it, but it's supposed to be awesome.", "fact"),
+        ("Never heard of it, I'll check it out.", "fact"),
+        ("No prob! Always here to help.", "fact"),
+        ("You're welcome, always happy to help!", "fact"),
+        ("We both have families that are always there for us.", "fact"),
+        ("Always staying filled with self-belief.", "fact"),
+        ("Never ever commit the .env file", "rule"),
+        ("Always look on the bright side of life", "instruction"),
+        ("So always reply in Chinese, please.", "instruction"),
     ],
 )
 def test_type_heuristic(text: str, expected: str) -> None:
@@ -228,6 +240,7 @@ def test_recall_files_roll_over_by_size(mem) -> None:
 
 def test_never_always_must_emphasise_only_an_order() -> None:
     assert salience("I'm always here for you") == 0
+    assert salience("Always here to help!") == 0 and salience("Never been there, must be great") == 0
     assert salience("I must say, that was great") == 0
     assert salience("Always back up the database before a migration") > 0
     assert salience("You must never share the staging key") == pytest.approx(0.6)
