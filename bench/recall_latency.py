@@ -203,6 +203,8 @@ def main() -> None:
     ap.add_argument("--report", default="docs/benchmarks.md")
     ap.add_argument("--note", default="")
     args = ap.parse_args()
+    if args.questions < 1 or args.queries < 1:
+        ap.error("--questions and --queries need at least 1 (the report has a recall@10 and a latency row for each size)")
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"[bench] {size:,} entries ...", file=sys.stderr, flush=True)
