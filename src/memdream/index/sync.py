@@ -443,7 +443,11 @@ class FileSync:
     def _clear(self) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM entries")
-            db.execute("DELETE FROM entries_fts")
+            # The full-text table is dropped and made again from its own definition: deleting its
+            # rows one by one took 0.6 s of a 100k rebuild, dropping it 0.08 s.
+            (fts_sql,) = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'entries_fts'").fetchone()
+            db.execute("DROP TABLE entries_fts")
+            db.execute(fts_sql)
             db.execute("DELETE FROM terms")
             db.execute("DELETE FROM meta WHERE key NOT IN ('generation', 'rowid_hw')")
             db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
