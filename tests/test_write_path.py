@@ -124,6 +124,19 @@ def test_layer_routing(any_mem) -> None:
     assert mem.write("I am a data engineer").entry.layer == "resident"
 
 
+def test_a_repeat_with_an_irregular_verb_or_a_contraction_is_found_and_folded(any_mem) -> None:
+    """The write path looks a duplicate's candidates up by index terms (`dedup_anchors`): they
+    must be the terms the index holds for the line ("went" is indexed as "go"), or a repeat
+    finds no candidate and is added again."""
+    mem = any_mem
+    for text in ("We went to Kyoto and bought matcha", "Caroline's sister didn't come"):
+        first = mem.write(text)
+        for again in (text.upper(), text + "!"):
+            out = mem.write(again)
+            assert out.action == "duplicate" and out.entry.id == first.entry.id, again
+    assert len(mem.list()) == 2
+
+
 def test_dedup_refreshes_instead_of_adding(any_mem, clock) -> None:
     mem = any_mem
     first = mem.write("我对花生过敏")

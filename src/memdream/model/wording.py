@@ -23,10 +23,12 @@ def normalize(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """The Snowball stem of an English word (the index's stemmer)."""
-    from memdream.model.tokens import _stemmer
+    """An English word's index term (the index's stemmer: an irregular verb form is its verb's,
+    went is go): the write path looks its duplicate candidates up by these (`dedup_anchors`),
+    so they must be the terms the index holds."""
+    from memdream.model.tokens import stem as index_stem
 
-    return _stemmer().stemWord(word)
+    return index_stem(word)
 
 
 def plain_words(text: str) -> set[str]:
