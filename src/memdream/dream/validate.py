@@ -40,7 +40,9 @@ def numbers(text: str) -> set[str]:
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
-_LATIN = re.compile(r"[^\W\d_\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+_LATIN_WORD = r"[^\W\d_\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+"
+# A word with its apostrophes ("Alice's", "don't"): tokens read the contraction whole.
+_LATIN = re.compile(rf"{_LATIN_WORD}(?:['’]{_LATIN_WORD})*")
 
 
 def ungrounded(text: str, sources: Iterable[str]) -> list[str]:

@@ -146,8 +146,9 @@ def m007_said_around(db: sqlite3.Connection) -> None:
 
 
 def m008_irregular_verbs(db: sqlite3.Connection) -> None:
-    """English irregular verb forms became their verb's term (model/tokens.py: bought is buy):
-    the rows are dropped and indexed again on the next sync, as in m006."""
+    """English irregular verb forms became their verb's term (model/tokens.py: bought is buy),
+    and contractions are undone (don't is "do not", Caroline's is caroline): the rows are
+    dropped and indexed again on the next sync, as in m006."""
     m006_cjk_unigrams(db)
 
 

@@ -80,6 +80,23 @@ def stem(word: str) -> str:
 
 _ASCII_WORD = re.compile(r"[a-z]+")
 
+# English contractions and the possessive: "don't" / "can't" / "won't" are "... not", and 's, 'm,
+# 'd, 'll, 're, 've leave their word alone ("Caroline's" is caroline), instead of the fragments
+# an apostrophe split them into (don + t, win + t, carolin + s), which matched every line with
+# any contraction and counted in its length.
+_WONT_CANT = re.compile(r"\b(wo|ca|sha)n['’]t\b")
+_NT = re.compile(r"n['’]t\b")
+_CLITIC = re.compile(r"(?<=[a-z])['’](?:s|m|d|ll|re|ve)\b")
+_WONT_CANT_WORD = {"wo": "will", "ca": "can", "sha": "shall"}
+
+
+def _uncontracted(text: str) -> str:
+    """Lower-case `text` with its English contractions undone (see _CLITIC)."""
+    if "'" not in text and "’" not in text:
+        return text
+    text = _WONT_CANT.sub(lambda m: _WONT_CANT_WORD[m.group(1)] + " not", text)
+    return _CLITIC.sub("", _NT.sub(" not", text))
+
 
 def _cjk_tokens(run: str, unigrams: bool = False) -> list[str]:
     if len(run) == 1:
@@ -106,7 +123,7 @@ def tokens(text: str, unigrams: bool = False) -> list[str]:
     我喜欢喝龙井茶, 住 finds 我住在杭州). Queries keep their own words: a two-character query
     word does not turn into its characters (a recall query is cut by `query_terms` instead)."""
     out: list[str] = []
-    text = text.lower()
+    text = _uncontracted(text.lower())
     ascii_only = text.isascii()
     for m in (_ASCII_RUN if ascii_only else _RUN).finditer(text):
         run = m.group(0)
@@ -146,7 +163,7 @@ def query_terms(text: str, known: Callable[[list[str]], Collection[str]]) -> lis
     loses nothing the segmenter would have found, and a segmenter's choice for a short query
     out of context no longer hides a word the memories use. Everything else is as `tokens`.
     The segmenter is not loaded."""
-    text = text.lower()
+    text = _uncontracted(text.lower())
     if text.isascii():  # no Chinese to segment (and no CJK pattern to compile in a new process)
         return list(dict.fromkeys(tokens(text)))
     runs = [m.group(0) for m in _RUN.finditer(text)]

@@ -223,10 +223,10 @@ def _tokens_again(conn: Any) -> None:
     rederive_all(conn)
 
 
-# The tokens changed (English irregular verb forms became their verb's term,
-# model/tokens.py): every stored line whose derived columns differ is derived again from the
-# line itself, with its postings and its scope's statistics. The lines are not changed.
-MIGRATIONS.append((7, "lines derived again with English irregular verbs as their verb", _tokens_again))
+# The tokens changed (English irregular verb forms became their verb's term, contractions are
+# undone; model/tokens.py): every stored line whose derived columns differ is derived again from
+# the line itself, with its postings and its scope's statistics. The lines are not changed.
+MIGRATIONS.append((7, "lines derived again with English irregular verbs as their verb and contractions undone", _tokens_again))
 
 LATEST = MIGRATIONS[-1][0]
 
