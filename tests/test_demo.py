@@ -31,6 +31,7 @@ def test_demo_prints_the_trail(tmp_path) -> None:
     assert "recency 0.25, age 60 d; importance 1.10" in out
     assert "The 60-day-old warning ranks #2" in out  # after the wiki line, above forty newer trivia lines
     assert "recall 茶  ->  我喜欢喝龙井茶" in out
+    assert 'recall "which desk did I buy?"  ->  Bought a standing desk for the home office last week' in out
     # The knowledge act: the four CRUD outcomes show, and the conflict is resolved.
     assert "->  ADD" in out and "->  UPDATE" in out and "->  CONFLICT" in out
     assert "| [[deploy]] | 🔴 | ✅ active |" in out

@@ -144,6 +144,12 @@ def run_demo(keep: str | None = None) -> None:
         for line in ("接口评审会改到了周四", "周五下午有组会", "我喜欢喝龙井茶"):
             mem.write(line)
         click.echo(f"  A one-character query finds the words that hold it:  recall 茶  ->  {mem.recall('茶', k=1)[0].text}")
+        for line in ("Looking at a standing desk", "Bought a standing desk for the home office last week"):
+            mem.write(line)
+        bought = mem.recall("which desk did I buy?", k=1)[0]
+        click.echo(
+            f'  An English verb meets its other forms (bought is buy, don\'t is "do not"):  recall "which desk did I buy?"  ->  {bought.text}'
+        )
         asked = mem.write("周五的团建定在哪儿了？").entry
         clock.set(clock.now() + timedelta(seconds=40))
         mem.write("定在良渚的农家乐，周五早上九点出发")
