@@ -137,6 +137,20 @@ def test_a_repeat_with_an_irregular_verb_or_a_contraction_is_found_and_folded(an
     assert len(mem.list()) == 2
 
 
+def test_wordings_are_compared_by_their_own_stems_not_by_index_terms(any_mem) -> None:
+    """The index holds "got" as "get"; a comparison of two wordings does not (a question that
+    asks "What did you get?" would then say nothing "... Got any fave styles?" lacks)."""
+    from memdream.model.similarity import dedup_anchors, is_duplicate
+
+    old = "Gina: Wow Jon, same here! Dance is pretty much my go-to for stress relief. Got any fave styles?"
+    new = "Gina: Wow! What did you get?"
+    assert not is_duplicate(new, old)
+    assert "teach" in dedup_anchors("She taught me chess")  # while candidates are looked up by the index terms
+    mem = any_mem
+    mem.write(old)
+    assert mem.write(new).action == "added"
+
+
 def test_dedup_refreshes_instead_of_adding(any_mem, clock) -> None:
     mem = any_mem
     first = mem.write("我对花生过敏")

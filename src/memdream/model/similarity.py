@@ -260,8 +260,10 @@ def _reworded() -> tuple[frozenset[str], frozenset[str]]:
     """Words the other text may say otherwise (stemmed English; Chinese): a synonym, or an
     informal spelling's words (gonna / going to: the index holds the text's own words, `plain`
     compares the spelled-out ones). Made once, on first use (the stemmer loads lazily)."""
-    en = {stem(w) for w in (*SYNONYMS_EN, *SYNONYMS_EN.values())}
-    en |= {stem(w) for phrase in (*INFORMAL_EN, *INFORMAL_EN.values()) for w in phrase.split()}
+    from memdream.model.tokens import stem as index_stem
+
+    words = [*SYNONYMS_EN, *SYNONYMS_EN.values(), *(w for phrase in (*INFORMAL_EN, *INFORMAL_EN.values()) for w in phrase.split())]
+    en = {f(w) for w in words for f in (stem, index_stem)}  # compared with plain words and with index terms
     return frozenset(en), frozenset(SYNONYMS_ZH) | frozenset(SYNONYMS_ZH.values())
 
 
@@ -271,7 +273,7 @@ def dedup_anchors(text: str) -> list[str]:
     differently), English stemmed, Chinese words as their character pairs."""
     synonyms, zh_syn = _reworded()
     out: list[str] = []
-    for w in sorted(plain_words(plain(text))):
+    for w in sorted(plain_words(plain(text), index_terms=True)):
         if CJK.match(w):
             if any(x in w or w in x for x in zh_syn):
                 continue

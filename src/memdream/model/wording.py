@@ -23,18 +23,23 @@ def normalize(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """An English word's index term (the index's stemmer: an irregular verb form is its verb's,
-    went is go): the write path looks its duplicate candidates up by these (`dedup_anchors`),
-    so they must be the terms the index holds."""
+    """The Snowball stem of an English word, for comparing two wordings. Not the index's term
+    (model/tokens.py `stem` also brings an irregular verb form to its verb): "What did you get?"
+    would then hold nothing "... Got any fave styles?" lacks, and be folded into it."""
+    from memdream.model.tokens import _stemmer
+
+    return _stemmer().stemWord(word)
+
+
+def plain_words(text: str, index_terms: bool = False) -> set[str]:
+    """Content words for comparing two wordings: English stemmed, Chinese by the segmenter
+    (no character pairs across word edges: 每天早上我喝 and 我每天早上喝 hold the same words).
+    With `index_terms`, English words are the terms the index holds (went is go): what the
+    write path looks duplicate candidates up by (`similarity.dedup_anchors`)."""
+    from memdream.model.tokens import cjk_words
     from memdream.model.tokens import stem as index_stem
 
-    return index_stem(word)
-
-
-def plain_words(text: str) -> set[str]:
-    """Content words for comparing two wordings: English stemmed, Chinese by the segmenter
-    (no character pairs across word edges: 每天早上我喝 and 我每天早上喝 hold the same words)."""
-    from memdream.model.tokens import cjk_words
+    to_term = index_stem if index_terms else stem
 
     out: set[str] = set()
     for m in re.finditer(r"[\u3400-\u9fff]+|[A-Za-z]+(?:['’][A-Za-z]+)?|\d+(?:\.\d+)?", unicodedata.normalize("NFKC", text)):
@@ -44,7 +49,7 @@ def plain_words(text: str) -> set[str]:
             continue
         w = _base(w.lower())
         if w not in EN_STOPWORDS and w not in _REFLEXIVE:
-            out.add(stem(w) if w.isalpha() else w)
+            out.add(to_term(w) if w.isalpha() else w)
     return out
 
 
