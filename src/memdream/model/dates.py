@@ -41,6 +41,11 @@ _RELATIVE = re.compile(r"大前天|前天|昨天|昨日|今天|今日|\bthe day 
 _BACK = {"大前天": 3, "前天": 2, "昨天": 1, "昨日": 1, "今天": 0, "今日": 0, "the day before yesterday": 2, "yesterday": 1, "today": 0}
 
 
+def _month(name: str) -> int:
+    """The number of an English month name matched by _MONTH ("Sept." is 9)."""
+    return _MONTHS[name.lower().rstrip(".")]
+
+
 def _zh_number(text: str) -> int | None:
     """A Chinese or Arabic number from 0 to 31 (五, 十二, 二十六, 三十一, 06, ０６)."""
     text = text.translate(_FULL_WIDTH)
@@ -97,7 +102,7 @@ def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
         for m in rx.finditer(text):
             if m["mon"] == "may" and not m["year"]:
                 continue  # "5 may be", "may 3 of us": the verb, not the month
-            d = _day(int(m["year"]) if m["year"] else None, _MONTHS[m["mon"].lower().rstrip(".")], int(m["day"]), today)
+            d = _day(int(m["year"]) if m["year"] else None, _month(m["mon"]), int(m["day"]), today)
             if d:
                 found.append((m.span(), d))
     for m in _ISO.finditer(text):
@@ -119,9 +124,9 @@ def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
 
 # A month of a given year, or a year, that a query names: "in July 2022", "July, 2022",
 # "2022年7月", "in 2021", "2021年". A year alone needs a word that makes it a time ("in",
-# "during", "since", "of", "as of", "by", "before", "after", "until", 年): "2000 steps" is no year.
+# "during", "since", "of" (as of), "by", "before", "after", "until", 年): "2000 steps" is no year.
 _MONTH_YEAR_EN = re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
-_IN_YEAR_EN = re.compile(r"\b(?:in|during|since|of|as of|by|before|after|until|through|throughout)\s+(?:early\s+|late\s+|mid-?\s*)?(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
+_IN_YEAR_EN = re.compile(r"\b(?:in|during|since|of|by|before|after|until|through|throughout)\s+(?:early\s+|late\s+|mid-?\s*)?(?P<year>(?:19|20)\d\d)\b", re.IGNORECASE)
 _MONTH_YEAR_ZH = re.compile(rf"(?P<year>(?:19|20)\d\d)\s*年\s*(?P<mon>{_ZH_NUM})\s*月")
 _YEAR_ZH = re.compile(r"(?P<year>(?:19|20)\d\d)\s*年")
 
@@ -132,9 +137,10 @@ def names_past_span(text: str, now: datetime) -> bool:
     named day before today.)"""
     today = now.date()
     for m in _MONTH_YEAR_EN.finditer(text):
-        if m["mon"].lower().rstrip(".") == "may" and not m.group(0)[:1].isupper():
+        mon = _month(m["mon"])
+        if mon == 5 and not m.group(0)[:1].isupper():
             continue  # "you may 2023 ..." is hardly a month; "May 2023" is
-        if (int(m["year"]), _MONTHS[m["mon"].lower().rstrip(".")]) < (today.year, today.month):
+        if (int(m["year"]), mon) < (today.year, today.month):
             return True
     for m in _MONTH_YEAR_ZH.finditer(text):
         mon = _zh_number(m["mon"])
