@@ -169,12 +169,13 @@ def insert_lines(conn: Any, scope: Scope, rel: str, lines: list[tuple[int, str]]
         )
 
 
-def stale_lines(conn: Any, scope: Scope) -> list[tuple[str, int, str]]:
+def stale_lines(conn: Any, scope: Scope) -> tuple[list[tuple[str, int, str]], list[str | None]]:
     """(path, position, line) of the scope's stored lines whose derived columns are not what
-    this memdream derives from the line (an older tokenizer wrote them). The caller has set
+    this memdream derives from the line (an older tokenizer wrote them), and every stored
+    line's tokens as read (for a count, without reading the lines twice). The caller has set
     the scope for row-level security."""
     rows = conn.execute("SELECT path, pos, line, tok FROM memdream_lines WHERE scope = %s ORDER BY path, pos", (scope.key,)).fetchall()
-    return [(path, pos, line) for path, pos, line, tok in rows if line_columns(path, line)[12] != tok]
+    return [(path, pos, line) for path, pos, line, tok in rows if line_columns(path, line)[12] != tok], [tok for *_, tok in rows]
 
 
 def rederive(conn: Any, scope: Scope, stale: list[tuple[str, int, str]]) -> None:
@@ -194,7 +195,7 @@ def rederive_all(conn: Any) -> None:
     for (key,) in conn.execute("SELECT scope FROM memdream_scopes ORDER BY scope").fetchall():
         scope = Scope.from_key(key)
         conn.execute("SELECT set_config('memdream.scope', %s, true)", (key,))
-        rederive(conn, scope, stale_lines(conn, scope))
+        rederive(conn, scope, stale_lines(conn, scope)[0])
     conn.execute("SELECT set_config('memdream.scope', '', true)")
 
 

@@ -603,7 +603,7 @@ class TeamStore:
             conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
             if fix:
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (scope_lock_key(scope),))
-            stale = stale_lines(conn, scope)
+            stale, toks = stale_lines(conn, scope)
             for path, pos, _ in stale:
                 problems.append(
                     f"{path}:{pos + 1}: the stored columns do not match the line"
@@ -611,8 +611,8 @@ class TeamStore:
                 )
             if fix and stale:
                 rederive(conn, scope, stale)
-            rows = conn.execute("SELECT tok FROM memdream_lines WHERE scope = %s", (scope.key,)).fetchall()
-            want, n, total = counts(t for (t,) in rows)
+                toks = [t for (t,) in conn.execute("SELECT tok FROM memdream_lines WHERE scope = %s", (scope.key,))]
+            want, n, total = counts(toks)
             have = dict(conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s", (scope.key,)).fetchall())
             stats = conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (scope.key,)).fetchone() or (0, 0)
             off = sorted(t for t in set(want) | set(have) if want.get(t, 0) != have.get(t, 0))
