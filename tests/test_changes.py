@@ -42,6 +42,8 @@ from memdream.model.changes import about_someone_else, old_values
         ("不再是素食者，偶尔也吃鱼。", ["素食者"]),
         ("和阿杰结束了，各自安好。", ["阿杰"]),
         ("以前最爱火锅，现在口味清淡了。", ["火锅"]),
+        ("I switched from 微信 to Telegram.", ["微信"]),  # English words, a Chinese value
+        ("我从Vim换到Helix了", ["Vim"]),  # Chinese words, a Latin value
     ],
 )
 def test_a_change_names_its_old_value(text: str, values: list[str]) -> None:
