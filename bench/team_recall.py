@@ -1,8 +1,12 @@
-"""Keyword recall on the team server's database index at size, in process (no MCP, no HTTP):
-a folder vault of N entries (bench/corpus.py's facts, as bench/team_bench.py builds it) is
-pushed into a throwaway PostgreSQL, then each query runs `StoreMemory.recall` (the database's
-postings and statistics, recall/search.py's scoring, the hit counts appended), p50/p95; then
-the top hit of the first `--forgets` queries is forgotten, one `forget` at a time, p50/p95.
+"""Keyword recall on the team server at size, in process (no MCP, no HTTP): a folder vault of
+N entries (bench/corpus.py's facts, as bench/team_bench.py builds it) is pushed into a
+throwaway PostgreSQL, then each query runs `StoreMemory.recall` (recall/search.py's scoring,
+the hit counts appended), p50/p95, two ways in the same run: the database's own path (its
+postings and statistics, in SQL) and a process holding the in-process copy of the scope's
+postings (team/postings.py: what a server uses for a scope of 50k lines and more once the
+copy is built; its build time is reported). Then the top hit of the first `--forgets` queries
+is forgotten, one `forget` at a time, p50/p95, and one more recall of the copy's process
+times following those changes.
 
     python bench/team_recall.py [--entries 100000] [--queries 100]
 """
@@ -31,6 +35,7 @@ def main() -> None:
 
     from memdream.config import load_config
     from memdream.memory import Memory
+    from memdream.store.vault import Scope
     from memdream.team import open_store, push_vault, scope_handle, throwaway_cluster
 
     pg, why = throwaway_cluster()
@@ -59,6 +64,18 @@ def main() -> None:
             hits = mem.recall(q, k=10)
             ms.append((time.perf_counter() - t) * 1000)
             found += bool(hits)
+        # Another process of the same server, holding the copy of the scope's postings.
+        copying = open_store(store.url, load_config(tmp / "settings2", env={}), cache_dir=tmp, postings_min_entries=1)
+        t = time.perf_counter()
+        built = copying.postings_ready(Scope("big", "main"), timeout=3600)
+        build_s = time.perf_counter() - t
+        cmem = scope_handle(copying, "big", "main")
+        cms = []
+        for q in queries:
+            t = time.perf_counter()
+            cmem.recall(q, k=10)
+            cms.append((time.perf_counter() - t) * 1000)
+        served = copying.postings_status().get(Scope("big", "main").key, {}).get("served", 0)
         # A line rewritten in place (forget marks it ended): its file's changed rows and their
         # postings are replaced in the write's transaction.
         ids = list(dict.fromkeys(h.entry.id for q in queries[: args.forgets] for h in mem.recall(q, k=1)))
@@ -67,10 +84,16 @@ def main() -> None:
             t = time.perf_counter()
             mem.forget(eid)
             fms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        cmem.recall(queries[0], k=10)  # the copy follows the forgets' rewritten files first
+        follow_ms = (time.perf_counter() - t) * 1000
         print(
-            f"entries {args.entries:,}: push {push_s:.1f} s; recall p50 {pct(ms, 50):.1f} ms, p95 {pct(ms, 95):.1f} ms over {len(ms)} queries ({found} with hits); "
-            f"forget p50 {pct(fms, 50):.1f} ms, p95 {pct(fms, 95):.1f} ms over {len(fms)}"
+            f"entries {args.entries:,}: push {push_s:.1f} s; recall on the database's path p50 {pct(ms, 50):.1f} ms, p95 {pct(ms, 95):.1f} ms "
+            f"over {len(ms)} queries ({found} with hits); with the postings copy (built in {build_s:.1f} s{'' if built else ', NOT built'}; "
+            f"{served} of {len(cms)} answered from it) p50 {pct(cms, 50):.1f} ms, p95 {pct(cms, 95):.1f} ms; "
+            f"forget p50 {pct(fms, 50):.1f} ms, p95 {pct(fms, 95):.1f} ms over {len(fms)}; the copy's next recall after them {follow_ms:.1f} ms"
         )
+        copying.close()
         store.close()
     finally:
         pg.stop()

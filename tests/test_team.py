@@ -509,6 +509,76 @@ def test_keyword_recall_on_the_store_needs_no_local_copy_and_counts_its_hits(tea
     assert journal.count(b"\n") == 1 and hits[0].entry.id.encode() in journal
 
 
+def _copying_store(pg_url: str, tmp_path: Path, clock):  # type: ignore[no-untyped-def]
+    """A process that keeps an in-process copy of every scope's postings (team/postings.py),
+    whatever the scope's size (the default is for scopes of 50k lines and more)."""
+    from memdream.team import open_store
+
+    return open_store(pg_url, load_config(tmp_path / "cfg3", env={}), clock=clock, cache_dir=tmp_path, postings_min_entries=1)
+
+
+def test_a_scopes_postings_copy_ranks_as_the_sqlite_index(team_store, pg_url, tmp_path, clock) -> None:
+    """A large scope's keyword recall runs on an in-process copy of its postings: every match
+    scored, as the SQLite index's postings score them, ties broken by file and line as the
+    database breaks them. The same vault gives the same top 10 as the folder vault."""
+    from memdream.team import push_vault, scope_handle
+
+    folder = tmp_path / "gen"
+    _generated_vault(folder, clock)
+    m = Memory(load_config(folder, "me", "main", env={}), clock)
+    m.sync()
+    push_vault(team_store, folder)
+    store = _copying_store(pg_url, tmp_path, clock)
+    try:
+        assert store.postings_ready(Scope("me", "main"), timeout=60)
+        mem = scope_handle(store, "me", "main")
+        m.recall("warm up", k=1)
+        m.recall("warm up again", k=1)  # the folder's second search on: its own postings, every match scored
+        compared = 0
+        for q in QUERIES:
+            for rank_by in ("score", "relevance"):
+                a, b = m.recall(q, k=10, rank_by=rank_by), mem.recall(q, k=10, rank_by=rank_by)
+                assert [h.entry.id for h in a] == [h.entry.id for h in b], (q, rank_by)
+                assert all(abs(x.score - y.score) < 1e-6 for x, y in zip(a, b)), (q, rank_by)
+                compared += len(a)
+        assert compared > 200
+        assert store.postings_status()["main/me"]["served"] == 2 * len(QUERIES)  # each answered from the copy
+    finally:
+        store.close()
+        m.close()
+
+
+def test_a_postings_copy_follows_what_other_processes_write(team_store, pg_url, tmp_path, clock) -> None:
+    """The copy is a cache: each recall first brings it to the database's state (the files
+    another process wrote since), so a memory written, changed or forgotten elsewhere is
+    recalled as it now stands."""
+    from memdream.team import scope_handle
+
+    with team_store.session(ALICE) as mem:
+        for i in range(40):
+            mem.write(f"周{i % 7}下午和团队{i}开会 meeting number {i}")
+    store = _copying_store(pg_url, tmp_path, clock)
+    try:
+        assert store.postings_ready(ALICE, timeout=60)
+        reader, writer = scope_handle(store, "alice", "main"), scope_handle(team_store, "alice", "main")
+        assert reader.recall("龙井茶") == [] and reader.recall("oolong") == []
+        writer.write("我最喜欢喝龙井茶")
+        eid = writer.write("I drink oolong every morning").entry.id
+        assert [h.entry.text for h in reader.recall("龙井茶")] == ["我最喜欢喝龙井茶"]
+        assert [h.entry.id for h in reader.recall("oolong")] == [eid]
+        writer.forget(eid)
+        assert reader.recall("oolong") == []
+        writer.write("Lives in Hangzhou", subject="home")
+        writer.write("Lives in Suzhou now", subject="home")  # supersedes the Hangzhou line
+        assert [h.entry.text for h in reader.recall("lives")] == ["Lives in Suzhou now"]
+        assert [h.entry.text for h in reader.recall("开会 meeting number 7")][:1] == ["周0下午和团队7开会 meeting number 7"]
+        status = store.postings_status()["main/alice"]
+        # every recall whose words the scope holds was answered from the copy (the first two match no term)
+        assert status["served"] == 5 and status["lines"] == 40 + 4 and status["dropped"] >= 1
+    finally:
+        store.close()
+
+
 def test_an_edit_made_against_a_stale_version_is_refused_across_processes(team_store, pg_url, tmp_path, clock) -> None:
     """Point 3: the hand-edit rule as optimistic concurrency. The web console's edit names the
     version it was made against; another process's change in between makes it stale: refused,

@@ -135,6 +135,7 @@ class Postings:
         ndocs = len(self.rowids)
         dl = np.frombuffer(self.dl, dtype=np.int32)
         scores = np.zeros(ndocs, dtype=np.float32)
+        matched = np.zeros(ndocs, dtype=bool)  # found by a mask: a byte a doc scans faster than a score
         for t in dict.fromkeys(terms):
             arrs = self._term_arrays(t)
             if arrs is None:
@@ -144,7 +145,9 @@ class Postings:
             idf = (weights or {}).get(t, 1.0) * math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
             norm = BM25_K1 * (1 - BM25_B + BM25_B * dl[pos] / (avgdl or 1.0))
             scores[pos] += idf * tf * (BM25_K1 + 1) / (tf + norm)  # a term occurs once per doc in `pos`
-        hit = np.flatnonzero(scores)
+            matched[pos] = True
+        hit = np.flatnonzero(matched)
+        hit = hit[scores[hit] > 0]
         if hit.size == 0:
             return [], []
         ok = (
@@ -155,18 +158,28 @@ class Postings:
         hit = hit[ok]
         current = np.frombuffer(self.current, dtype=np.int8)[hit] == 1
 
-        rowids = np.frombuffer(self.rowids, dtype=np.int64)
-
         def best(h: "np.ndarray", n: int) -> list[tuple[int, float]]:
-            """The best n of positions h, by score, then rowid (whatever the positions' order:
-            a row read again after a change in place sits after newer ones)."""
+            """The best n of positions h by score, ties by `_tie_keys` (whatever the positions'
+            order: a row read again after a change in place sits after newer ones)."""
             if n <= 0 or h.size == 0:
                 return []
             s = scores[h]
             if h.size > n:
-                keep = s >= -np.partition(-s, n - 1)[n - 1]  # the n best, and any tied with the last of them
-                h, s = h[keep], s[keep]
-            order = h[np.lexsort((rowids[h], -s))[:n]]
+                last = -np.partition(-s, n - 1)[n - 1]  # the n-th best score
+                above, tied = h[s > last], h[s == last]
+                keys = self._tie_keys(tied)
+                if tied.size > n - above.size:  # of those tied with the n-th, the first by key
+                    pick = np.argpartition(keys, n - above.size - 1)[: n - above.size]
+                    tied, keys = tied[pick], keys[pick]
+                order = np.concatenate([above[np.lexsort((self._tie_keys(above), -scores[above]))], tied[np.argsort(keys, kind="stable")]])
+            else:
+                order = h[np.lexsort((self._tie_keys(h), -s))]
             return [(int(self.rowids[i]), float(scores[i])) for i in order]
 
         return best(hit[current], limit), best(hit[~current], ended)
+
+    def _tie_keys(self, h: "np.ndarray") -> "np.ndarray":
+        """What orders positions h among equal scores: their rowids."""
+        import numpy as np
+
+        return np.frombuffer(self.rowids, dtype=np.int64)[h]

@@ -187,6 +187,10 @@ def rederive(conn: Any, scope: Scope, stale: list[tuple[str, int, str]]) -> None
     for path, lines in sorted(by_path.items()):
         delete_lines(conn, scope, path, [pos for pos, _ in lines])
         insert_lines(conn, scope, path, lines)
+    if by_path:  # a new version for the scope and these files: a process's copy of them follows (team/postings.py)
+        version = conn.execute("UPDATE memdream_scopes SET version = version + 1 WHERE scope = %s RETURNING version", (scope.key,)).fetchone()
+        if version is not None:
+            conn.execute("UPDATE memdream_files SET version = %s WHERE scope = %s AND path = ANY(%s)", (version[0], scope.key, sorted(by_path)))
 
 
 def rederive_all(conn: Any) -> None:
@@ -200,11 +204,18 @@ def rederive_all(conn: Any) -> None:
 
 
 class PgIndex:
-    """The index questions recall asks, answered from one scope's rows in the database."""
+    """The index questions recall asks, answered from one scope's rows in the database. One
+    index per snapshot (a recall's REPEATABLE READ transaction): the statistics it has read
+    are kept for its life."""
 
-    def __init__(self, conn: Any, scope: Scope) -> None:
+    def __init__(self, conn: Any, scope: Scope, postings: "tuple[Any, int] | None" = None) -> None:
         self.conn = conn
         self.scope = scope
+        # (the scope's in-process postings, the version they were brought to in this
+        # connection's snapshot): team/postings.py, for a large scope's keyword candidates
+        self.postings = postings
+        self._df: dict[str, int] = {}  # term -> its document frequency, as read (0: in no line)
+        self._stats: tuple[int, float] | None = None
         self.thash: dict[int, str] = {}  # row id -> text hash, of the rows handed out (for the dense side)
         self.tok: dict[int, str] = {}  # row id -> indexed tokens, of the rows handed out
         self.where: dict[int, tuple[str, int]] = {}  # row id -> (path, position), of the rows handed out
@@ -217,10 +228,12 @@ class PgIndex:
         return row
 
     def document_frequency(self, terms: list[str]) -> dict[str, int]:
-        if not terms:
-            return {}
-        rows = self.conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s AND term = ANY(%s)", (self.scope.key, terms)).fetchall()
-        return {t: n for t, n in rows if n > 0}
+        ask = [t for t in dict.fromkeys(terms) if t not in self._df]
+        if ask:  # each term read once per index (one snapshot: see the class)
+            self._df.update(dict.fromkeys(ask, 0))
+            rows = self.conn.execute("SELECT term, df FROM memdream_terms WHERE scope = %s AND term = ANY(%s)", (self.scope.key, ask)).fetchall()
+            self._df.update(rows)
+        return {t: self._df[t] for t in terms if self._df[t] > 0}
 
     def query_terms(self, text: str) -> list[str]:
         """A recall query's terms, its Chinese segmented by the words the scope holds, as the
@@ -228,9 +241,11 @@ class PgIndex:
         return query_terms(text, lambda pieces: self.document_frequency(pieces).keys())
 
     def corpus_stats(self) -> tuple[int, float]:
-        row = self.conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (self.scope.key,)).fetchone()
-        n, tokens = row if row else (0, 0)
-        return n, (tokens / n if n else 0.0)
+        if self._stats is None:
+            row = self.conn.execute("SELECT entries, tokens FROM memdream_scope_stats WHERE scope = %s", (self.scope.key,)).fetchone()
+            n, tokens = row if row else (0, 0)
+            self._stats = n, (tokens / n if n else 0.0)
+        return self._stats
 
     def keyword_candidates(
         self,
@@ -256,6 +271,14 @@ class PgIndex:
             return []
         n_docs, avgdl = self.corpus_stats()
         weights = query_weights(terms)
+        if self.postings is not None and current_only and postings:
+            copy, version = self.postings
+            with copy.lock:  # every match of every term scored, as the SQLite index's postings do
+                if copy.version == version:  # not moved on by another recall since this one's snapshot
+                    top, gone = copy.top(scope.key, present, df, n_docs, avgdl, layers, limit, weights, ended)
+                    copy.served += 1
+                    found = [(score, *copy.place(rid)) for rid, score in top + gone]
+                    return self._rows_at(found)
         # The candidates: the entries holding the query's rarest terms, as many of them as keep
         # the matches under MATCH_CAP (the rarest one always): like the SQLite index's one-shot
         # path, the cost of a query is bounded by short posting lists whatever the scope's size,
@@ -293,9 +316,13 @@ class PgIndex:
             terms_once, factor, scope.key, use, list(layers), BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, avgdl or 1.0, scope.key, terms_once,
             not current_only, limit, split, ended if split else 0,
         )  # fmt: skip
-        best = [(float(sc), path, pos) for sc, path, pos in self.conn.execute(sql, args)]
+        return self._rows_at([(float(sc), path, pos) for sc, path, pos in self.conn.execute(sql, args)])
+
+    def _rows_at(self, best: list[tuple[float, str, int]]) -> list[tuple[Row, float]]:
+        """(row, score) for each (score, file, position), in order: one read of their lines."""
         if not best:
             return []
+        scope = self.scope
         rows = {
             (path, pos): (layer, line, etype, vf, vt, ca, la, hits, sal, tok, th)
             for path, pos, layer, line, etype, vf, vt, ca, la, hits, sal, tok, th in self.conn.execute(
@@ -304,10 +331,7 @@ class PgIndex:
                 ([p for _, p, _ in best], [n for _, _, n in best], scope.key),
             )
         }
-        out: list[tuple[Row, float]] = []
-        for score, path, pos in best:
-            out.append((self._hand_out(path, pos, *rows[(path, pos)]), score))
-        return out
+        return [(self._hand_out(path, pos, *rows[(path, pos)]), score) for score, path, pos in best if (path, pos) in rows]
 
     def rows_by_hash(self, thashes: list[str], layers: tuple[str, ...]) -> list[tuple[Row, str]]:
         """The current entry lines holding these texts (the dense side's nearest), with their hash."""

@@ -54,6 +54,11 @@ ENV_CACHE = "MEMDREAM_TEAM_CACHE"
 _MEMORY_FILE = re.compile(r"^scopes/[^/]+/[^/]+/(?:MEMORY\.md|memory/recall/[^/.][^/]*\.md|memory/\.archive/entries/[^/.][^/]*\.md)$")
 MAX_COPIES = 256  # scopes a process keeps a copy of at once (least recently used ones are dropped)
 _OLD_MTIME_S = 120  # the local copy's files are dated this far back: the writer takes them as at rest at once
+# Keyword recall on a scope of at least this many lines uses an in-process copy of its postings
+# (team/postings.py): below, the database answers in a few milliseconds (16-27 ms at 100k).
+POSTINGS_MIN_ENTRIES = 50_000
+POSTINGS_MAX_LINES = 4_000_000  # lines held in such copies at once, all scopes (least recently used dropped)
+POSTINGS_RETRY_S = 60.0  # a copy whose build failed is tried again after this long
 
 
 class NeedsLock(Exception):
@@ -205,6 +210,7 @@ class TeamStore:
         cache_dir: str | os.PathLike[str] | None = None,
         pool_size: int = 8,
         migrate_schema: bool = True,
+        postings_min_entries: int | None = None,
     ) -> None:
         try:
             import psycopg  # noqa: F401
@@ -225,6 +231,12 @@ class TeamStore:
         self.cache = Path(tempfile.mkdtemp(prefix=f"memdream-team-{os.getpid()}-", dir=parent))
         self._copies: dict[str, _Copy] = {}
         self._vector_stores: dict[str, Any] = {}
+        # Scopes of at least this many lines get an in-process copy of their postings for
+        # keyword recall (team/postings.py), built in the background; None: the default.
+        self.postings_min_entries = POSTINGS_MIN_ENTRIES if postings_min_entries is None else postings_min_entries
+        self._postings: dict[str, Any] = {}  # scope key -> ScopePostings, or a _Building while one is built
+        self._postings_lock = threading.Lock()
+        self._closed = threading.Event()
         self._copies_lock = threading.Lock()
         try:
             self.pool = ConnectionPool(self.url, min_size=1, max_size=pool_size, open=True, timeout=30, kwargs={"autocommit": False})
@@ -237,6 +249,7 @@ class TeamStore:
                 migrate(conn)
 
     def close(self) -> None:
+        self._closed.set()
         with self._copies_lock:
             for copy in self._copies.values():
                 if copy.memory is not None:
@@ -508,7 +521,7 @@ class TeamStore:
             try:
                 with conn.transaction():
                     conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
-                    index = PgIndex(conn, scope)
+                    index = PgIndex(conn, scope, postings=self._scope_postings(conn, scope) if when is None else None)
                     layers = (RESIDENT, RECALL) if when is None else (RESIDENT, RECALL, ARCHIVE)
                     dense = None
                     if vectors is not None and query.strip():
@@ -531,6 +544,96 @@ class TeamStore:
                     conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
                     self._append(conn, scope, state_paths(scope)[0], lines.encode("utf-8"))
         return hits
+
+    # -- in-process postings of large scopes (team/postings.py)
+    def _scope_postings(self, conn: Any, scope: Scope) -> Any:
+        """The scope's postings copy brought to the connection's snapshot, as (copy, version);
+        None when the scope is small, or its copy is being built (started here if it is not),
+        or is ahead of this snapshot: the database's own path answers then."""
+        from memdream.index.db import _has_numpy
+        from memdream.team.postings import ScopePostings
+
+        row = conn.execute(
+            "SELECT s.entries, v.version FROM memdream_scope_stats s JOIN memdream_scopes v ON v.scope = s.scope WHERE s.scope = %s", (scope.key,)
+        ).fetchone()
+        if not row or row[0] < self.postings_min_entries or not _has_numpy():
+            return None
+        with self._postings_lock:
+            held = self._postings.pop(scope.key, None)
+            if held is not None:
+                self._postings[scope.key] = held  # the most recently used last
+        if held is None or (isinstance(held, _Failed) and time.monotonic() >= held.retry_at):
+            self._build_postings(scope)
+            return None
+        if not isinstance(held, ScopePostings):
+            return None
+        with held.lock:
+            if not held.follow(conn, scope, row[1]):
+                return None
+            version = held.version
+            if held.worn and not held.rebuilding:
+                held.rebuilding = True
+                self._build_postings(scope, replacing=True)
+        return held, version
+
+    def _build_postings(self, scope: Scope, replacing: bool = False) -> None:
+        """Build the scope's postings copy in a thread of its own (a copy it replaces serves
+        meanwhile)."""
+        with self._postings_lock:
+            if self._closed.is_set() or isinstance(self._postings.get(scope.key), _Building):
+                return
+            building = _Building()
+            if not replacing:
+                self._postings[scope.key] = building
+        threading.Thread(target=self._postings_build, args=(scope, building), name=f"memdream-postings-{scope.key}", daemon=True).start()
+
+    def _postings_build(self, scope: Scope, building: "_Building") -> None:
+        from memdream.team.postings import ScopePostings
+
+        try:
+            with self.pool.connection() as conn:
+                conn.isolation_level = 3  # REPEATABLE READ: the copy is one snapshot of the scope
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT set_config('memdream.scope', %s, true)", (scope.key,))
+                        built: Any = ScopePostings.load(conn, scope)
+                finally:
+                    conn.isolation_level = None
+        except Exception:  # noqa: BLE001 - a cache: recall keeps the database's path, and tries again later
+            built = _Failed(time.monotonic() + POSTINGS_RETRY_S)
+        with self._postings_lock:
+            if not self._closed.is_set():
+                self._postings.pop(scope.key, None)
+                self._postings[scope.key] = built
+                held = [k for k, v in self._postings.items() if hasattr(v, "live")]
+                while len(held) > 1 and sum(self._postings[k].live + self._postings[k].dead for k in held) > POSTINGS_MAX_LINES:
+                    del self._postings[held.pop(0)]
+        building.done.set()
+
+    def postings_ready(self, scope: Scope, timeout: float = 60.0) -> bool:
+        """Build the scope's postings copy now if it has none and wait for it (a server warming
+        up, a benchmark, a test); True when one is held. Recall never waits: it reads the
+        database meanwhile."""
+        from memdream.team.postings import ScopePostings
+
+        with self._postings_lock:
+            held = self._postings.get(scope.key)
+        if not isinstance(held, (ScopePostings, _Building)):
+            self._build_postings(scope)
+            with self._postings_lock:
+                held = self._postings.get(scope.key)
+        if isinstance(held, _Building):
+            held.done.wait(timeout)
+        with self._postings_lock:
+            return isinstance(self._postings.get(scope.key), ScopePostings)
+
+    def postings_status(self) -> dict[str, dict[str, int]]:
+        """Per scope whose postings this process holds a copy of: its lines, the lines dropped
+        since it was built (changed or removed), the scope version it reflects, and how many
+        keyword searches it answered."""
+        with self._postings_lock:
+            held = [(k, v) for k, v in self._postings.items() if hasattr(v, "live")]
+        return {k: {"lines": v.live, "dropped": v.dead, "version": v.version, "served": v.served} for k, v in held}
 
     def embed_pending(self, scope: Scope, limit: int | None = None, progress: Any = None) -> int:
         """Embed the scope's current texts that have no vector in the database for the
@@ -671,6 +774,20 @@ class TeamStore:
             )
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
         return written, deleted
+
+
+@dataclass
+class _Building:
+    """A scope's postings copy being built."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class _Failed:
+    """A scope's postings copy whose build failed: tried again after `retry_at`."""
+
+    retry_at: float
 
 
 def redact(url: str) -> str:
