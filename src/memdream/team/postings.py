@@ -32,9 +32,8 @@ import threading
 from array import array
 from typing import TYPE_CHECKING, Any
 
-from memdream.index.postings import Postings
+from memdream.index.postings import _LAYER_CODES, Postings
 from memdream.store.vault import Scope
-from memdream.team.fulltext import row_id
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,7 +52,6 @@ class ScopePostings(Postings):
         self.version = -1  # the scope version this copy reflects
         self.file_versions: dict[str, int] = {}  # memory file -> its version as held
         self.max_file_version = -1
-        self.at: dict[str, dict[int, int]] = {}  # memory file -> position -> slot
         self.paths: list[str] = []  # file number -> path
         self.path_ids: dict[str, int] = {}
         self.pid = array("i")  # slot -> file number
@@ -85,11 +83,19 @@ class ScopePostings(Postings):
         return self
 
     def _put(self, rows: list[tuple[str, int, str, bool, str]]) -> None:
-        add = []
+        """Add lines (file, position, layer, valid now, tokens). A line's row id here is its
+        slot: the copy needs no map from the database's row ids (a million-line scope's
+        copy is mostly its postings)."""
+        terms = self.terms
         for path, pos, layer, current, tok in rows:
-            slot = len(self.rowids) + len(add)
-            self.at.setdefault(path, {})[pos] = slot
-            add.append((row_id(path, pos), self.scope_key, layer, current, tok))
+            slot = len(self.rowids)
+            self.rowids.append(slot)
+            self.scope.append(0)
+            self.layer.append(_LAYER_CODES.get(layer, 0))
+            self.current.append(1 if current else 0)
+            words = tok.split()
+            self.dl.append(len(words))
+            self.alive.append(1)
             self.sig.append(hash((bool(current), tok)))
             n = self.path_ids.get(path)
             if n is None:
@@ -97,13 +103,40 @@ class ScopePostings(Postings):
                 self.paths.append(path)
             self.pid.append(n)
             self.lpos.append(pos)
-        self._add(add)
+            counts: dict[str, int] = {}
+            for w in words:
+                counts[w] = counts.get(w, 0) + 1
+            for w, c in counts.items():
+                entry = terms.get(w)
+                if entry is None:  # a term in one line (most of a scope's numbers and names): an int, not two arrays
+                    terms[w] = slot << 8 | min(c, 255)
+                elif isinstance(entry, int):
+                    terms[w] = (array("i", [entry >> 8, slot]), array("B", [entry & 255, min(c, 255)]))
+                else:
+                    entry[0].append(slot)
+                    entry[1].append(min(c, 255))
         self.live += len(rows)
 
-    def _drop(self, path: str, pos: int) -> None:
-        slot = self.at[path].pop(pos)
+    def _term_arrays(self, term: str) -> "tuple[np.ndarray, np.ndarray] | None":
+        import numpy as np
+
+        entry = self.terms.get(term)
+        if isinstance(entry, int):
+            return np.array([entry >> 8], dtype=np.int32), np.array([entry & 255], dtype=np.float32)
+        return super()._term_arrays(term)
+
+    def _held(self, path: str) -> dict[int, int]:
+        """Position -> slot of the live lines of one file."""
+        import numpy as np
+
+        n = self.path_ids.get(path)
+        if n is None:
+            return {}
+        slots = np.flatnonzero((np.frombuffer(self.pid, dtype=np.int32) == n) & (np.frombuffer(self.alive, dtype=np.uint8) == 1))
+        return {self.lpos[int(s)]: int(s) for s in slots}
+
+    def _drop(self, slot: int) -> None:
         self.alive[slot] = 0
-        self.pos.pop(self.rowids[slot], None)
         self.live -= 1
         self.dead += 1
 
@@ -127,9 +160,8 @@ class ScopePostings(Postings):
         if n_files != len(set(self.file_versions) | set(moved)):  # a file removed, or turned to bytes: list them all
             moved = dict(conn.execute("SELECT path, version FROM memdream_files WHERE scope = %s AND kind = 'm'", (scope.key,)).fetchall())
             for path in [p for p in self.file_versions if p not in moved]:
-                for pos in list(self.at.get(path, {})):
-                    self._drop(path, pos)
-                self.at.pop(path, None)
+                for slot in self._held(path).values():
+                    self._drop(slot)
                 del self.file_versions[path]
             moved = {p: v for p, v in moved.items() if self.file_versions.get(p) != v}
         if moved:
@@ -141,15 +173,15 @@ class ScopePostings(Postings):
                 now[path][pos] = (layer, bool(current), tok)
             add = []
             for path, lines in now.items():
-                held = self.at.get(path, {})
+                held = self._held(path)
                 for pos in [p for p in held if p not in lines]:
-                    self._drop(path, pos)
+                    self._drop(held[pos])
                 for pos, (layer, current, tok) in sorted(lines.items()):
                     slot = held.get(pos)
                     if slot is not None:
                         if self.sig[slot] == hash((current, tok)):
                             continue
-                        self._drop(path, pos)
+                        self._drop(slot)
                     add.append((path, pos, layer, current, tok))
             self._put(add)
             self.file_versions.update(moved)
@@ -173,10 +205,9 @@ class ScopePostings(Postings):
         """Enough lines dropped that building the copy again would pay."""
         return self.dead > max(10_000, DEAD_SHARE * self.live)
 
-    def place(self, rowid: int) -> tuple[str, int] | None:
-        """(file, position) of a line this copy holds, by its row id."""
-        slot = self.pos.get(rowid)
-        return (self.paths[self.pid[slot]], self.lpos[slot]) if slot is not None else None
+    def place(self, slot: int) -> tuple[str, int]:
+        """(file, position) of a line this copy holds, by the row id `top` gave (its slot)."""
+        return self.paths[self.pid[slot]], self.lpos[slot]
 
 
 def _scope_version(conn: Any, scope: Scope) -> int:
