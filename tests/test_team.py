@@ -339,6 +339,7 @@ def test_migration_6_fills_the_postings_of_every_scope_of_a_database_written_bef
             conn.execute("DROP INDEX memdream_postings_line")
             conn.execute("ALTER TABLE memdream_postings DROP CONSTRAINT memdream_postings_pkey, ADD PRIMARY KEY (scope, term, path, pos)")
             conn.execute("ALTER TABLE memdream_postings DROP COLUMN tf, DROP COLUMN ntok, DROP COLUMN layer, DROP COLUMN cur")
+            conn.execute("DROP TABLE memdream_appends")  # migration 8's
             conn.execute("DELETE FROM memdream_schema WHERE version >= 6")
         assert migrate(conn) == list(range(6, LATEST + 1))
         with conn.transaction():
@@ -390,6 +391,7 @@ def test_migration_7_derives_again_the_tokens_of_every_scope_written_before(team
         with conn.transaction():  # back to schema 6, the tokens as written then
             for sc in (ALICE, BOB):
                 _as_written_before(conn, sc, "buy", "bought")
+            conn.execute("DROP TABLE memdream_appends")  # migration 8's
             conn.execute("DELETE FROM memdream_schema WHERE version >= 7")
     assert team_store.recall(BOB, "buy", k=3) == []  # the database's index, as written before: no "buy" term
     alice = scope_handle(team_store, "alice", "main")
@@ -761,3 +763,36 @@ def test_recall_counts_appended_by_another_process_survive_a_write_that_folds_th
     journal = team_store.scope_files(ALICE)[".memdream/hits/main__alice.jsonl"]
     assert journal.count(b"\n") == 1  # the first count was folded into the file, the second one kept
     assert "hc=1" in team_store.scope_files(ALICE)["scopes/main/alice/MEMORY.md"].decode("utf-8")
+
+
+def test_a_recalls_hit_counts_are_appended_as_rows_and_folded_by_a_write(team_store, clock) -> None:
+    """Recall counts go to the scope's journal without the lock. Each append is a row of its own
+    (migration 8), never a rewrite of the journal's stored bytes (which grew with every recall
+    until a dream folded them); the file is its stored bytes then its appends in order, and a
+    write that folds the journal stores it again without them."""
+    from memdream.team import scope_handle
+
+    path = ".memdream/hits/main__alice.jsonl"
+    here = scope_handle(team_store, "alice", "main")
+    here.write("我喜欢喝龙井茶")
+    here.write("I drink espresso after lunch")
+    for q in ("龙井茶", "espresso", "龙井茶"):
+        assert here.recall(q)
+
+    def stored() -> tuple[bytes, list[bytes]]:
+        with team_store.pool.connection() as conn:
+            conn.execute("SELECT set_config('memdream.scope', %s, false)", (ALICE.key,))
+            row = conn.execute("SELECT data FROM memdream_files WHERE scope = %s AND path = %s", (ALICE.key, path)).fetchone()
+            rows = conn.execute("SELECT data FROM memdream_appends WHERE scope = %s AND path = %s ORDER BY seq", (ALICE.key, path)).fetchall()
+            conn.rollback()
+        return (bytes(row[0]) if row else None), [bytes(r[0]) for r in rows]
+
+    data, appends = stored()
+    assert data == b"" and len(appends) == 3
+    journal = team_store.scope_files(ALICE)[path]
+    assert journal == b"".join(appends) and journal.count(b"\n") == 3
+    with team_store.session(ALICE) as mem:
+        mem.flush_hits()
+    data, appends = stored()
+    assert appends == [] and data is None and path not in team_store.scope_files(ALICE)  # folded: the journal removed with its rows
+    assert "hc=2" in team_store.scope_files(ALICE)["scopes/main/alice/MEMORY.md"].decode("utf-8")  # 龙井茶's two counts, folded
