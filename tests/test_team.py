@@ -424,6 +424,28 @@ def test_doctor_fix_derives_stale_lines_again_on_the_store(team_store) -> None:
     assert [h.entry.text for h in team_store.recall(ALICE, "go", k=1)] == ["We went to Kyoto in April"]
 
 
+def test_a_postings_copy_follows_lines_doctor_derives_again(team_store, pg_url, tmp_path, clock) -> None:
+    """`doctor --fix` derives stale lines again without changing them; it gives their files a
+    new version, so a process's copy of the postings (built while they were stale) follows."""
+    from memdream.team import scope_handle
+
+    with team_store.session(ALICE) as mem:
+        mem.write("We went to Kyoto in April")
+        mem.write("我喜欢喝龙井茶")
+    with team_store.pool.connection() as conn, conn.transaction():
+        _as_written_before(conn, ALICE, "go", "went")
+    store = _copying_store(pg_url, tmp_path, clock)
+    try:
+        assert store.postings_ready(ALICE, timeout=60)
+        reader = scope_handle(store, "alice", "main")
+        assert reader.recall("go") == []  # the copy holds the stale tokens
+        assert scope_handle(team_store, "alice", "main").doctor(fix=True)[3] == []
+        assert [h.entry.text for h in reader.recall("go")] == ["We went to Kyoto in April"]
+        assert store.postings_status()["main/alice"]["served"] == 1  # the first found no term at all
+    finally:
+        store.close()
+
+
 def test_common_terms_still_score_when_the_rarest_ones_choose_the_candidates(team_store, tmp_path, clock) -> None:
     """A query whose terms hold more than MATCH_CAP matches picks its candidates by the rarest
     ones; the others still add to each candidate's BM25, computed in the database from the
