@@ -818,3 +818,25 @@ def test_a_recalls_hit_counts_are_appended_as_rows_and_folded_by_a_write(team_st
     data, appends = stored()
     assert appends == [] and data is None and path not in team_store.scope_files(ALICE)  # folded: the journal removed with its rows
     assert "hc=2" in team_store.scope_files(ALICE)["scopes/main/alice/MEMORY.md"].decode("utf-8")  # 龙井茶's two counts, folded
+
+
+def test_the_postings_copy_threshold_comes_from_the_environment(team_store, pg_url, tmp_path, clock, monkeypatch) -> None:
+    """MEMDREAM_TEAM_POSTINGS_MIN sets the lines from which a process copies a scope's postings
+    ("off": never); a value that is neither is refused with what to set instead."""
+    from memdream.errors import ConfigError
+    from memdream.team import open_store, scope_handle
+
+    with team_store.session(ALICE) as mem:
+        mem.write("我喜欢喝龙井茶")
+    for value, served in (("1", 1), ("off", 0)):
+        monkeypatch.setenv("MEMDREAM_TEAM_POSTINGS_MIN", value)
+        store = open_store(pg_url, load_config(tmp_path / "cfg4", env={}), clock=clock, cache_dir=tmp_path)
+        try:
+            assert store.postings_ready(ALICE, timeout=60)
+            assert [h.entry.text for h in scope_handle(store, "alice", "main").recall("龙井茶")] == ["我喜欢喝龙井茶"]
+            assert store.postings_status()["main/alice"]["served"] == served, value
+        finally:
+            store.close()
+    monkeypatch.setenv("MEMDREAM_TEAM_POSTINGS_MIN", "lots")
+    with pytest.raises(ConfigError, match="MEMDREAM_TEAM_POSTINGS_MIN"):
+        open_store(pg_url, load_config(tmp_path / "cfg4", env={}), clock=clock, cache_dir=tmp_path)

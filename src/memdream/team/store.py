@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 ENV_STORE = "MEMDREAM_STORE"
 ENV_CACHE = "MEMDREAM_TEAM_CACHE"
+ENV_POSTINGS_MIN = "MEMDREAM_TEAM_POSTINGS_MIN"  # lines from which a scope's postings are copied into the process; "off": never
 # Memory files (their content is stored as lines): the resident file, recall and archive parts.
 _MEMORY_FILE = re.compile(r"^scopes/[^/]+/[^/]+/(?:MEMORY\.md|memory/recall/[^/.][^/]*\.md|memory/\.archive/entries/[^/.][^/]*\.md)$")
 MAX_COPIES = 256  # scopes a process keeps a copy of at once (least recently used ones are dropped)
@@ -221,6 +222,7 @@ class TeamStore:
                 "in the memdream clone: .venv/bin/pip install -e '.[postgres]'",
             ) from exc
         self.url = check_url(url)
+        min_entries = _postings_min(os.environ.get(ENV_POSTINGS_MIN)) if postings_min_entries is None else postings_min_entries
         self.config = config
         self.clock = clock
         self.embedder = embedder
@@ -233,7 +235,7 @@ class TeamStore:
         self._vector_stores: dict[str, Any] = {}
         # Scopes of at least this many lines get an in-process copy of their postings for
         # keyword recall (team/postings.py), built in the background; None: the default.
-        self.postings_min_entries = POSTINGS_MIN_ENTRIES if postings_min_entries is None else postings_min_entries
+        self.postings_min_entries = min_entries
         self._postings: dict[str, Any] = {}  # scope key -> ScopePostings, or a _Building while one is built
         self._postings_lock = threading.Lock()
         self._closed = threading.Event()
@@ -790,6 +792,21 @@ class TeamStore:
             )
             conn.execute("INSERT INTO memdream_dream_jobs (scope) VALUES (%s) ON CONFLICT DO NOTHING", (scope.key,))
         return written, deleted
+
+
+def _postings_min(value: str | None) -> int:
+    """MEMDREAM_TEAM_POSTINGS_MIN: a number of lines, or "off" (no scope is copied)."""
+    if value is None or not value.strip():
+        return POSTINGS_MIN_ENTRIES
+    if value.strip().lower() in ("off", "never", "no", "false"):
+        return 2**62
+    try:
+        return max(0, int(value.replace("_", "")))
+    except ValueError as exc:
+        raise ConfigError(
+            f"{ENV_POSTINGS_MIN}={value!r} is neither a number of lines nor 'off'",
+            f"set {ENV_POSTINGS_MIN} to a number (e.g. 50000, the default) or to 'off'",
+        ) from exc
 
 
 @dataclass
