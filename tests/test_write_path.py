@@ -58,6 +58,25 @@ from stores import stored_files, stored_text
         ("Never ever commit the .env file", "rule"),
         ("Always look on the bright side of life", "instruction"),
         ("So always reply in Chinese, please.", "instruction"),
+        # comfort is no standing rule, a degree or a liking is not who someone is, and a way of
+        # speaking (我是说) is not either: an assistant's "Don't worry" went resident as a rule
+        ("Don't worry, career planning takes time.", "fact"),
+        ("Don't worry too much, anxiety is common.", "fact"),
+        ("Don't be afraid to try new genres.", "fact"),
+        ("Any time you need help, don't hesitate to ask.", "fact"),
+        ("当然可以，朋友，不要担心。", "fact"),
+        ("不要太担心了，我相信你一定能够解决问题。", "fact"),
+        ("别客气，随时找我", "fact"),
+        ("Don't deploy on Fridays", "rule"),
+        ("不要在周五发版，也不要担心别的", "rule"),
+        ("I'm a bit confused today", "fact"),
+        ("I am a little nervous about the talk", "fact"),
+        ("I'm a big fan of pottery", "preference"),
+        ("Actually, I am a fan of classical music", "preference"),
+        ("I'm a nurse, and a big fan of jazz", "identity"),
+        ("我是说你可以先试试", "fact"),
+        ("我是不是应该多练口语？", "fact"),
+        ("我是说真的，我是老师", "identity"),
     ],
 )
 def test_type_heuristic(text: str, expected: str) -> None:

@@ -37,7 +37,8 @@ _TYPE_CUES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         PREFERENCE,
         ("我喜欢", "我爱", "我偏好", "我更喜欢", "我讨厌", "我不喜欢", "喜欢用", "偏好", "习惯用", "爱吃", "不爱"),
-        (r"i prefer", r"i like", r"i love", r"i hate", r"i dislike", r"i enjoy", r"my favou?rite", r"i'd rather"),
+        (r"i prefer", r"i like", r"i love", r"i hate", r"i dislike", r"i enjoy", r"my favou?rite", r"i'd rather",
+         r"i(?: am|'m) an? (?:(?:big|huge|great) )?fan of"),
     ),
 )
 _ORDERS = (RULE, INSTRUCTION)
@@ -59,6 +60,19 @@ _EN_NOT_LISTENER = frozenset(
 # A Chinese order has no one but the listener before its cue in the clause (我不要香菜, 他说不要
 # and 我记得 tell about someone; 上线前务必备份, 你千万不要, 以后都用中文回我 give orders).
 _ZH_NOT_LISTENER = ("我", "他", "她", "它", "咱", "俺")
+# A negative order about a feeling is comfort, not a standing rule: "Don't worry", "Don't
+# hesitate to ask", "never mind", 不要担心, 别客气, 不要太难过 (an assistant's reassurance, typed a
+# rule by its cue, was filed into the resident layer with a rule's prior).
+_ZH_COMFORT = re.compile(r"^(?:太|过于|那么|这么|再)?(?:担心|着急|难过|害怕|紧张|客气|灰心|气馁|沮丧|伤心|自责|介意|在意|慌|急)")
+_EN_COMFORT = re.compile(
+    r"^\s*(?:(?:be|feel|get)\s+)?(?:too\s+|so\s+)?(?:worry|worried|hesitate|mind|mention it|sorry|afraid|scared|shy|nervous|sad|upset|bad|stress|panic)\b",
+    re.IGNORECASE,
+)
+# "I'm a" tells who someone is, but not before a degree ("I'm a bit tired", "I am a little
+# nervous") or a liking ("I'm a big fan of jazz": a preference); 我是说 / 我是不是 / 我是觉得 are ways
+# of speaking, not who the speaker is.
+_EN_NOT_IDENTITY = re.compile(r"\s*(?:bit|little|tad|lot|kind of|sort of|(?:(?:big|huge|great)\s+)?fan\b)", re.IGNORECASE)
+_ZH_NOT_IDENTITY = ("我是说", "我是不是", "我是觉得", "我是想", "我是有点")
 # Sentences end at these; a sentence that asks gives no standing order (还记得那次吗？).
 _SENTENCE = re.compile(r"[^.。!！?？\n]+[.。!！?？]*")
 _CLAUSE = re.compile(r"[^,，;；:：、…()（）\[\]【】\"“”]+")
@@ -110,12 +124,12 @@ def _orders(type_: str, zh: tuple[str, ...], clauses: list[str]) -> list[str]:
         hit = False
         for cue in zh:
             at = c.find(cue)
-            if at >= 0 and not any(p in c[:at] for p in _ZH_NOT_LISTENER):
+            if at >= 0 and not any(p in c[:at] for p in _ZH_NOT_LISTENER) and not _ZH_COMFORT.match(c[at + len(cue) :]):
                 hit = True
                 break
         m = None if hit else en.search(c)
         if m is not None:
-            hit = _adverb_cue_orders(m.group(0), c[m.end() :])
+            hit = _adverb_cue_orders(m.group(0), c[m.end() :]) and not (type_ == RULE and _EN_COMFORT.match(c[m.end() :]))
             if hit and type_ == INSTRUCTION:
                 m = _EN_TIME_CUE.search(c)
                 if m:  # "from now on" alone in its clause: the next clause says who does what follows
@@ -135,9 +149,23 @@ def classify_type(text: str) -> str:
                 clauses = _order_clauses(text)
             if _orders(type_, zh, clauses):
                 return type_
+        elif type_ == IDENTITY:
+            if _says_who(text, zh):
+                return type_
         elif any(cue in text for cue in zh) or _EN_CUE_RE[type_].search(text):
             return type_
     return FACT
+
+
+def _says_who(text: str, zh: tuple[str, ...]) -> bool:
+    """Does an identity cue say who the speaker is (see _EN_NOT_IDENTITY, _ZH_NOT_IDENTITY)?"""
+    for cue in zh:
+        at = text.find(cue)
+        while at >= 0:
+            if not any(text.startswith(no, at) for no in _ZH_NOT_IDENTITY):
+                return True
+            at = text.find(cue, at + 1)
+    return any(not _EN_NOT_IDENTITY.match(text, m.end()) for m in _EN_CUE_RE[IDENTITY].finditer(text))
 
 
 # Words that make a memory important the first time it is said (DESIGN section 5).
