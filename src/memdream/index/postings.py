@@ -43,7 +43,8 @@ class Postings:
         self.dl = array("i")
         self.alive = bytearray()
         self.pos: dict[int, int] = {}
-        self.terms: dict[str, tuple[array, array]] = {}  # term -> (doc positions, term frequencies)
+        # term -> (doc positions, term frequencies); a term in one doc: position << 8 | frequency
+        self.terms: dict[str, tuple[array, array] | int] = {}
         self.scopes: dict[str, int] = {}
         self._np_cache: dict[str, tuple[int, "np.ndarray", "np.ndarray"]] = {}
 
@@ -84,27 +85,34 @@ class Postings:
         self.gen, self.epoch = gen, epoch
 
     def _add(self, rows) -> None:  # type: ignore[no-untyped-def]
-        terms = self.terms
         for rowid, scope, layer, current, tok in rows:
-            p = len(self.rowids)
-            self.rowids.append(rowid)
-            self.scope.append(self.scopes.setdefault(scope, len(self.scopes)))
-            self.layer.append(_LAYER_CODES.get(layer, 0))
-            self.current.append(1 if current else 0)
-            words = tok.split()
-            self.dl.append(len(words))
-            self.alive.append(1)
-            self.pos[rowid] = p
-            counts: dict[str, int] = {}
-            for w in words:
-                counts[w] = counts.get(w, 0) + 1
-            for w, c in counts.items():
-                entry = terms.get(w)
-                if entry is None:
-                    entry = terms[w] = (array("i"), array("B"))
+            self.pos[rowid] = self._append(rowid, scope, layer, current, tok)
+            self.max_rowid = max(self.max_rowid, rowid)
+
+    def _append(self, rowid: int, scope: str, layer: str, current: bool, tok: str) -> int:
+        """Add one row and its postings; returns its position (slot)."""
+        p = len(self.rowids)
+        self.rowids.append(rowid)
+        self.scope.append(self.scopes.setdefault(scope, len(self.scopes)))
+        self.layer.append(_LAYER_CODES.get(layer, 0))
+        self.current.append(1 if current else 0)
+        words = tok.split()
+        self.dl.append(len(words))
+        self.alive.append(1)
+        counts: dict[str, int] = {}
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+        terms = self.terms
+        for w, c in counts.items():
+            entry = terms.get(w)
+            if entry is None:  # a term in one row (most numbers and names): an int, not two arrays
+                terms[w] = p << 8 | min(c, 255)
+            elif isinstance(entry, int):
+                terms[w] = (array("i", [entry >> 8, p]), array("B", [entry & 255, min(c, 255)]))
+            else:
                 entry[0].append(p)
                 entry[1].append(min(c, 255))
-            self.max_rowid = max(self.max_rowid, rowid)
+        return p
 
     # -- querying
     def _term_arrays(self, term: str) -> tuple["np.ndarray", "np.ndarray"] | None:
@@ -113,6 +121,8 @@ class Postings:
         entry = self.terms.get(term)
         if entry is None:
             return None
+        if isinstance(entry, int):
+            return np.array([entry >> 8], dtype=np.int32), np.array([entry & 255], dtype=np.float32)
         cached = self._np_cache.get(term)
         if cached is not None and cached[0] == len(entry[0]):
             return cached[1], cached[2]

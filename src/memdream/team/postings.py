@@ -21,9 +21,9 @@ truth, and no other process needs it:
 - a copy ahead of a recall's snapshot (another thread followed a newer one) is not used by
   that recall: the database's path answers it.
 
-Used only for scopes of at least `TeamStore(postings_min_entries=...)` lines (smaller ones
-are answered by the database in a few milliseconds), and only for recall of what is valid now
-(an as-of recall reads the database).
+Used only for scopes of at least MEMDREAM_TEAM_POSTINGS_MIN lines (50,000 by default; smaller
+ones are answered by the database in a few milliseconds), and only for recall of what is valid
+now (an as-of recall reads the database).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import threading
 from array import array
 from typing import TYPE_CHECKING, Any
 
-from memdream.index.postings import _LAYER_CODES, Postings
+from memdream.index.postings import Postings
 from memdream.store.vault import Scope
 
 if TYPE_CHECKING:
@@ -84,18 +84,10 @@ class ScopePostings(Postings):
 
     def _put(self, rows: list[tuple[str, int, str, bool, str]]) -> None:
         """Add lines (file, position, layer, valid now, tokens). A line's row id here is its
-        slot: the copy needs no map from the database's row ids (a million-line scope's
-        copy is mostly its postings)."""
-        terms = self.terms
+        slot: the copy keeps no map from the database's row ids (a million-line scope's copy
+        is mostly its postings)."""
         for path, pos, layer, current, tok in rows:
-            slot = len(self.rowids)
-            self.rowids.append(slot)
-            self.scope.append(0)
-            self.layer.append(_LAYER_CODES.get(layer, 0))
-            self.current.append(1 if current else 0)
-            words = tok.split()
-            self.dl.append(len(words))
-            self.alive.append(1)
+            slot = self._append(len(self.rowids), self.scope_key, layer, current, tok)
             self.sig.append(hash((bool(current), tok)))
             n = self.path_ids.get(path)
             if n is None:
@@ -103,27 +95,7 @@ class ScopePostings(Postings):
                 self.paths.append(path)
             self.pid.append(n)
             self.lpos.append(pos)
-            counts: dict[str, int] = {}
-            for w in words:
-                counts[w] = counts.get(w, 0) + 1
-            for w, c in counts.items():
-                entry = terms.get(w)
-                if entry is None:  # a term in one line (most of a scope's numbers and names): an int, not two arrays
-                    terms[w] = slot << 8 | min(c, 255)
-                elif isinstance(entry, int):
-                    terms[w] = (array("i", [entry >> 8, slot]), array("B", [entry & 255, min(c, 255)]))
-                else:
-                    entry[0].append(slot)
-                    entry[1].append(min(c, 255))
         self.live += len(rows)
-
-    def _term_arrays(self, term: str) -> "tuple[np.ndarray, np.ndarray] | None":
-        import numpy as np
-
-        entry = self.terms.get(term)
-        if isinstance(entry, int):
-            return np.array([entry >> 8], dtype=np.int32), np.array([entry & 255], dtype=np.float32)
-        return super()._term_arrays(term)
 
     def _held(self, path: str) -> dict[int, int]:
         """Position -> slot of the live lines of one file."""
@@ -190,8 +162,8 @@ class ScopePostings(Postings):
         return True
 
     def _tie_keys(self, h: "np.ndarray") -> "np.ndarray":
-        """File and position, as the database's own path breaks ties (a row id here is a hash
-        of the file's path, and a slot's place says only when the copy read the line)."""
+        """File and position, as the database's own path breaks ties (a slot's place says only
+        when the copy read the line)."""
         import numpy as np
 
         if self._rank is None or len(self._rank) != len(self.paths):  # a new file: the files ranked again, by their paths' bytes
