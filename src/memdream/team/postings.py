@@ -60,6 +60,7 @@ class ScopePostings(Postings):
         self.live = 0
         self.dead = 0
         self.rebuilding = False  # a fresh copy is being built to replace this worn one
+        self.retry_at = 0.0  # (time.monotonic) not before: a rebuild that failed
         self.served = 0  # keyword searches answered from this copy
         self._rank: "np.ndarray | None" = None  # file number -> its place among the files by path
 

@@ -585,7 +585,7 @@ class TeamStore:
             if not held.follow(conn, scope, row[1]):
                 return None
             version = held.version
-            if held.worn and not held.rebuilding:
+            if held.worn and not held.rebuilding and time.monotonic() >= held.retry_at:
                 held.rebuilding = True
                 self._build_postings(scope, replacing=True)
         return held, version
@@ -599,9 +599,9 @@ class TeamStore:
             building = _Building()
             if not replacing:
                 self._postings[scope.key] = building
-        threading.Thread(target=self._postings_build, args=(scope, building), name=f"memdream-postings-{scope.key}", daemon=True).start()
+        threading.Thread(target=self._postings_build, args=(scope, building, replacing), name=f"memdream-postings-{scope.key}", daemon=True).start()
 
-    def _postings_build(self, scope: Scope, building: "_Building") -> None:
+    def _postings_build(self, scope: Scope, building: "_Building", replacing: bool = False) -> None:
         from memdream.team.postings import ScopePostings
 
         try:
@@ -616,7 +616,11 @@ class TeamStore:
         except Exception:  # noqa: BLE001 - a cache: recall keeps the database's path, and tries again later
             built = _Failed(time.monotonic() + POSTINGS_RETRY_S)
         with self._postings_lock:
-            if not self._closed.is_set():
+            old = self._postings.get(scope.key)
+            if isinstance(built, _Failed) and replacing and isinstance(old, ScopePostings):
+                old.rebuilding = False  # the worn copy keeps serving (it is still exact); tried again later
+                old.retry_at = time.monotonic() + POSTINGS_RETRY_S
+            elif not self._closed.is_set():
                 self._postings.pop(scope.key, None)
                 self._postings[scope.key] = built
                 held = [k for k, v in self._postings.items() if hasattr(v, "live")]
