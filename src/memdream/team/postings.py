@@ -123,13 +123,13 @@ class ScopePostings(Postings):
             return False
         # Every write stores the files it changed with the scope's new version, so the moved
         # ones are those above the highest this copy holds; a count tells a removed file.
-        moved = dict(
-            conn.execute(
-                "SELECT path, version FROM memdream_files WHERE scope = %s AND kind = 'm' AND version > %s",
-                (scope.key, self.max_file_version),
-            ).fetchall()
-        )
-        n_files = conn.execute("SELECT count(*) FROM memdream_files WHERE scope = %s AND kind = 'm'", (scope.key,)).fetchone()[0]
+        # One round trip: a recall's hit counts move the version too, so this runs on most recalls.
+        n_files, paths, versions = conn.execute(
+            "SELECT (SELECT count(*) FROM memdream_files WHERE scope = %s AND kind = 'm'), coalesce(array_agg(path), '{}'), "
+            "coalesce(array_agg(version), '{}') FROM memdream_files WHERE scope = %s AND kind = 'm' AND version > %s",
+            (scope.key, scope.key, self.max_file_version),
+        ).fetchone()
+        moved = dict(zip(paths, versions))
         if n_files != len(set(self.file_versions) | set(moved)):  # a file removed, or turned to bytes: list them all
             moved = dict(conn.execute("SELECT path, version FROM memdream_files WHERE scope = %s AND kind = 'm'", (scope.key,)).fetchall())
             for path in [p for p in self.file_versions if p not in moved]:
