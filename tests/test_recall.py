@@ -251,6 +251,10 @@ def test_the_turns_said_next_after_a_match_are_lent_half_its_relevance(any_mem, 
     assert max(by_relevance.index(asked.id), by_relevance.index(reply.id)) < by_relevance.index(newer.id)
     # --explain and --json say where the floor came from.
     assert r.to_json()["trace"]["near"] == asked.id
+    # Recall ranks by numbers and traces only its winners (search._Scored): the order is the
+    # order of the scores the traces show, floors and questions' shares included.
+    ranked = mem.recall("What did Melanie paint last weekend?", k=10)
+    assert [h.score for h in ranked] == [h.trace.score for h in ranked] == sorted((h.trace.score for h in ranked), reverse=True)
 
 
 def test_a_day_the_query_names_finds_what_was_said_that_day(any_mem, clock) -> None:
@@ -616,3 +620,4 @@ def test_a_memory_that_ends_asking_ranks_below_the_answer_it_got(any_mem, clock,
     assert answer.context is None or (answer.near == ids[0] and answer.context == pytest.approx(by_id[ids[0]].asked / 2))
     assert max(by_id[ids[0]].asked, by_id[ids[2]].asked) > by_id[ids[1]].bm25  # both questions matched better on their own
     assert hits[0].to_json()["trace"]["asked"] is None and "asked" in hits[1].to_json()["trace"]
+    assert [h.score for h in hits] == [h.trace.score for h in hits] == sorted((h.trace.score for h in hits), reverse=True)

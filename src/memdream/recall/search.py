@@ -14,7 +14,7 @@ from datetime import datetime, time, timedelta
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days, names_past_span
-from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, Trace, asks, attainable_bm25, bm25, dense_relevance, idf, keyword_relevance, query_tense, query_weights, score_parts
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, QUESTION_SHARE, Trace, asks, attainable_bm25, blend, bm25, dense_relevance, idf, keyword_relevance, query_tense, query_weights, quick_score, score_parts
 from memdream.store.vault import Scope
 
 CANDIDATES = 100  # keyword candidates scored per query
@@ -144,7 +144,7 @@ def recall(
         hit = [(day, w) for day, start, end, w in days if row.ca is not None and start <= row.ca < end]
         return (hit[0][0] if hit else None), sum(w for _, w in hit)
 
-    def score_all(pairs: list[tuple[Row, float | None]]) -> list[tuple[Row, Trace]]:
+    def score_all(pairs: list[tuple[Row, float | None]]) -> list[_Scored]:
         missing = [row.rowid for row, s in pairs if s is None]
         if missing:  # the dense side's nearest, a named day's lines and the neighbours: BM25 over their tokens
             toks = index.tokens_of(missing)
@@ -158,7 +158,7 @@ def recall(
         if dense is not None and pairs:
             srcs = [heirs[row.rowid][0] for row, _ in pairs if row.rowid in heirs]
             cos = dense.cosines([row for row, _ in pairs] + srcs)
-        out: list[tuple[Row, Trace]] = []
+        out: list[_Scored] = []
         for row, s in pairs:
             c = d = None
             if cos is not None and dense is not None:
@@ -166,61 +166,97 @@ def recall(
                 if row.rowid in heirs:  # a change stands for the value it ended on the dense side too
                     c = max(c, cos.get(heirs[row.rowid][0].rowid, 0.0))
                 d = dense_relevance(c, dense.mean, dense.std, dense.n)
-            touched = max((t for t in (row.ca, row.vf) if t is not None), default=None)  # see scoring.last_touched
             day, w = on_days(row) if days else (None, 0.0)
             kw = keyword_relevance((s or 0.0) + w, attainable)
-            trace = score_parts(row.type, row.salience, row.hits, touched, when, kw, c, fusion, cosine_weight, d, past, about_now)
-            if trace.relevance > 0 and asks(row.line):
-                trace = trace.asking()
-            out.append((row, replace(trace, day=day) if day else trace))
+            rel = blend(kw, c, fusion, cosine_weight, d)[0]
+            asked = None
+            if rel > 0 and asks(row.line):  # as Trace.asking
+                asked, rel = rel, rel * QUESTION_SHARE
+            sc = quick_score(row.type, row.salience, row.hits, _touched(row), when, rel, past, about_now)
+            out.append(_Scored(row, kw, c, d, day, rel, asked, sc))
         return out
 
+    def trace(x: _Scored) -> Trace:
+        """The whole trace of a winner: `score_parts` on the numbers it was ranked by."""
+        t = score_parts(x.row.type, x.row.salience, x.row.hits, _touched(x.row), when, x.kw, x.cos, fusion, cosine_weight, x.dense, past, about_now)
+        if x.asked is not None:
+            t = t.asking()
+        if x.near is not None:
+            t = t.with_context(x.relevance, x.near)
+        return replace(t, day=x.day) if x.day else t
+
     scored = score_all(valid)
-    scored = _with_context(index, scope, scored, layers, is_valid, score_all, min(CONTEXT_SOURCES_MAX, max(CONTEXT_SOURCES, 2 * k)))
+    scored = _with_context(index, scope, scored, layers, is_valid, score_all, min(CONTEXT_SOURCES_MAX, max(CONTEXT_SOURCES, 2 * k)), when, past, about_now)
     if rank_by == "relevance":
-        scored.sort(key=lambda rt: (-rt[1].relevance, -rt[1].score, rt[0].rowid))
+        scored.sort(key=lambda x: (-x.relevance, -x.score, x.row.rowid))
     else:
-        scored.sort(key=lambda rt: (-rt[1].score, -rt[1].relevance, rt[0].rowid))
-    # Only the winners are parsed back into entries.
-    return [Hit(row.entry(), t.score, t) for row, t in scored[:k] if t.relevance > 0]
+        scored.sort(key=lambda x: (-x.score, -x.relevance, x.row.rowid))
+    # Only the winners are traced and parsed back into entries.
+    return [Hit(x.row.entry(), t.score, t) for x in scored[:k] if x.relevance > 0 for t in (trace(x),)]
+
+
+def _touched(row: Row) -> float | None:
+    """What recency decays from (scoring.last_touched), from a row's numbers."""
+    return max((t for t in (row.ca, row.vf) if t is not None), default=None)
+
+
+class _Scored:
+    """One candidate as recall ranks it: the numbers of its trace, without the trace (a few
+    hundred candidates are scored a query; only the winners are traced, search.recall's
+    `trace`, from these same numbers)."""
+
+    __slots__ = ("row", "kw", "cos", "dense", "day", "relevance", "asked", "near", "score")
+
+    def __init__(self, row: Row, kw: float, cos: float | None, dense: float | None, day: str | None, relevance: float, asked: float | None, score: float) -> None:
+        self.row, self.kw, self.cos, self.dense, self.day = row, kw, cos, dense, day
+        self.relevance, self.asked, self.score = relevance, asked, score
+        self.near: str | None = None  # the neighbour whose match raised relevance (Trace.with_context)
+
+    @property
+    def match(self) -> float:
+        """How well it matched, before a question's share (Trace.match)."""
+        return self.asked if self.asked is not None else self.relevance
 
 
 def _with_context(
     index: Index,
     scope: Scope,
-    scored: list[tuple[Row, Trace]],
+    scored: list[_Scored],
     layers: tuple[str, ...],
     is_valid: Callable[[Row], bool],
-    score_all: Callable[[list[tuple[Row, float | None]]], list[tuple[Row, Trace]]],
+    score_all: Callable[[list[tuple[Row, float | None]]], list[_Scored]],
     sources: int,
-) -> list[tuple[Row, Trace]]:
+    when: float,
+    past: bool,
+    about_now: bool,
+) -> list[_Scored]:
     """Each of the best-matching memories raises the relevance of the NEXT_TURNS memories said
     next after it (within a conversation's gap) to NEIGHBOUR_SHARE of its own: a reply leans on the turn it
     answers (model/scoring.py, NEIGHBOUR_SHARE). Only for a memory that matches the query itself,
     if only a little; a floor from a memory's own relevance, so nothing is lifted twice over, and
     nothing is lowered."""
-    best = sorted((rt for rt in scored if rt[1].relevance > 0), key=lambda rt: (-rt[1].match, rt[0].rowid))[:sources]
+    best = [(x, x.match) for x in sorted((x for x in scored if x.relevance > 0), key=lambda x: (-x.match, x.row.rowid))[:sources]]
     if not best:
         return scored
-    around = index.said_after(scope, [row for row, _ in best], layers, CONVERSATION_GAP, NEXT_TURNS)
+    around = index.said_after(scope, [x.row for x, _ in best], layers, CONVERSATION_GAP, NEXT_TURNS)
     if not around:
         return scored
-    by_id = {row.rowid: i for i, (row, _) in enumerate(scored)}
+    by_id = {x.row.rowid: x for x in scored}
     new = {n.rowid: n for ns in around.values() for n in ns if n.rowid not in by_id and is_valid(n)}
     if new:
-        for row, trace in score_all([(n, None) for n in new.values()]):
-            by_id[row.rowid] = len(scored)
-            scored.append((row, trace))
-    for src, own in best:  # best first; `own` is the source's relevance before any floor
-        floor = NEIGHBOUR_SHARE * own.match
+        for x in score_all([(n, None) for n in new.values()]):
+            by_id[x.row.rowid] = x
+            scored.append(x)
+    for src, own in best:  # best first; `own` is the source's match before any floor
+        floor = NEIGHBOUR_SHARE * own
         name = ""
-        for n in around.get(src.rowid, ()):
-            i = by_id.get(n.rowid)
-            if i is None or not 0 < scored[i][1].relevance < floor:
+        for n in around.get(src.row.rowid, ()):
+            x = by_id.get(n.rowid)
+            if x is None or not 0 < x.relevance < floor:
                 continue  # it must match the query itself, if only a little: nothing is lent to what does not
-            name = name or src.entry().id
-            row, trace = scored[i]
-            scored[i] = (row, trace.with_context(floor, name))
+            name = name or src.row.entry().id
+            x.relevance, x.near = floor, name  # as Trace.with_context
+            x.score = quick_score(x.row.type, x.row.salience, x.row.hits, _touched(x.row), when, floor, past, about_now)
     return scored
 
 
