@@ -11,7 +11,10 @@ keyword-only, `Memory.context(...)`, and hybrid. Quality: the paraphrased questi
 bench/peers/questions.py (half Chinese), recall@10 ranked by relevance (as bench/peers/run.py
 measures it) and by the default score, keyword-only and hybrid.
 
-Hybrid runs twice on the same vectors: the shipped vector search (int8 codes, a coarse pass
+Last, recall right after a write (keyword, then hybrid): 20 times a memory remembered, then one
+recall timed, as an agent that writes and recalls in turns.
+
+Hybrid runs twice on the same vectors: the shipped vector search (binary sign codes, a coarse pass
 and an exact re-rank, index/vectors.py) and the numpy float32 scan of every vector
 (`vectors.COARSE_MIN_VECTORS` raised above the scope's size), the baseline. Query embedding is
 excluded: every query is embedded before the timed loop (the stand-in `hash384`, hashed
@@ -95,6 +98,22 @@ def recall_at(mem: Memory, questions: list[dict], rank_by: str, k: int = 10) -> 
     return found / len(questions)
 
 
+AFTER_WRITES = 20
+
+
+def after_writes(mem: Memory, queries: list[str]) -> list[float]:
+    """Recall right after a write, as an agent that remembers and recalls in turns: each of
+    AFTER_WRITES memories remembered, then one recall timed (the index follows the write
+    first: the changed file, the in-process postings and vectors, what is waiting for a vector)."""
+    out = []
+    for i in range(AFTER_WRITES):
+        mem.remember(f"bench write {i}: 第{i}次写入后马上回忆 remember then recall")
+        t = time.perf_counter()
+        mem.recall(queries[i % len(queries)], k=10)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
 def bench(size: int, nq: int, embedder: str, nquestions: int) -> dict:
     texts, questions = make_questions(size, nquestions)
     queries = make_queries(texts, nq)
@@ -115,6 +134,7 @@ def bench(size: int, nq: int, embedder: str, nquestions: int) -> dict:
         out["floor"] = timed(lambda q: db.execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? LIMIT 100", (match_expression(query_tokens(q)[:8]),)).fetchall(), queries)
         out["q_kw_relevance"] = recall_at(mem, questions, "relevance")
         out["q_kw_score"] = recall_at(mem, questions, "score")
+        out["kw_after_write"] = after_writes(mem, queries)
         mem.close()
         if embedder:
             if embedder == "hash384":
@@ -145,6 +165,7 @@ def bench(size: int, nq: int, embedder: str, nquestions: int) -> dict:
                 for mode in modes:
                     out[f"q_hyb_{mode}_{rank_by}"] = found[mode] / len(questions)
             vectors_module.COARSE_MIN_VECTORS = coarse_min
+            out["hyb_after_write"] = after_writes(hyb_mem, queries)
             hyb_mem.close()
     return out
 
@@ -164,9 +185,12 @@ def render(rows: list[dict], cmd: str, note: str) -> str:
         f"{vectors_module.RERANK}; the exact scan below {vectors_module.COARSE_MIN_VECTORS:,} vectors) beside the numpy float32 scan of every vector, in the same process on the same vectors. "
         "Floor: one unscored FTS5 query for the same words on the same index.",
         "",
-        "| entries | keyword recall p50 / p95 (ms) | context p50 (ms) | hybrid recall p50 / p95 (ms) | hybrid with the float32 scan p50 / p95 (ms) | FTS5 floor p50 (ms) | index rebuild (entries/s) |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| entries | keyword recall p50 / p95 (ms) | context p50 (ms) | hybrid recall p50 / p95 (ms) | hybrid with the float32 scan p50 / p95 (ms) | right after a write p50, keyword / hybrid (ms) | FTS5 floor p50 (ms) | index rebuild (entries/s) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+
+    def p50(r: dict, key: str) -> str:
+        return f"{statistics.median(r[key]):.2f}" if key in r else "-"
 
     def ms(r: dict, key: str) -> str:
         return f"{statistics.median(r[key]):.2f} / {pct(r[key], 95):.2f}" if key in r else "-"
@@ -174,7 +198,7 @@ def render(rows: list[dict], cmd: str, note: str) -> str:
     for r in rows:
         lines.append(
             f"| {r['size']:,} | {ms(r, 'kw')} | {statistics.median(r['ctx']):.2f} | {ms(r, 'hyb_coarse')} | {ms(r, 'hyb_scan')} | "
-            f"{statistics.median(r['floor']):.2f} | {r['rebuild']:,.0f} |"
+            f"{p50(r, 'kw_after_write')} / {p50(r, 'hyb_after_write')} | {statistics.median(r['floor']):.2f} | {r['rebuild']:,.0f} |"
         )
     lines += [
         "",

@@ -141,6 +141,30 @@ def test_loaded_vectors_follow_new_deleted_and_embedded_entries(vault, clock) ->
     m.close()
 
 
+def test_what_lacks_a_vector_is_read_from_the_loaded_state(vault, clock) -> None:
+    """What is waiting for a vector comes from the rows the loaded state has followed (not a
+    scan of the scope, which ran on the first recall after every write): new lines of another
+    process, once per text, without the ones forgotten before they were embedded."""
+    emb = HashEmbedder(dim=64)
+    m = _vault_with(vault, clock, 300, emb)
+    assert m.embed_pending() == 300
+    vs = m.vectors
+    assert vs is not None and vs.pending(m.scope) == []
+    plain = Memory(load_config(vault, "me", "main", env={}), clock)  # a process without an embedder
+    kept = plain.remember("我每周三晚上去游泳")
+    gone = plain.remember("The spare key is under the blue flower pot")
+    plain.forget(gone.id, hard=True)
+    plain.close()
+    m.sync()
+    waiting = vs.pending(m.scope)
+    assert [t for _, t in waiting] == [kept.text] and vs.loads == 1
+    assert vs.pending(m.scope, limit=0) == []
+    assert m.embed_pending() == 1 and vs.pending(m.scope) == [] and vs.loads == 1
+    hits = m.recall("周三游泳", k=3)
+    assert hits and hits[0].entry.id == kept.id and hits[0].trace.cosine is not None
+    m.close()
+
+
 def test_many_deletions_compact_and_stay_exact(vault, clock) -> None:
     emb = HashEmbedder(dim=64)
     m = _vault_with(vault, clock, 2_400, emb)

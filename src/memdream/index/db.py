@@ -414,7 +414,10 @@ class Index(FileSync):
         where = f"WHERE e.scope = ? AND e.layer IN ({marks}) AND e.vt IS NULL"
         if not after_rowid:
             return self.db.execute(self._TOKENED + where, (scope.key, *layers)).fetchall()
-        return self.db.execute(self._TOKENED + where + " AND e.rowid > ?", (scope.key, *layers, after_rowid)).fetchall()
+        # Rows after a rowid: read by rowid, their tokens looked up row by row (CROSS JOIN, and
+        # `+` keeps SQLite from walking the scope's index instead: 11 ms for one new row at 100k).
+        after = f"FROM entries e CROSS JOIN entries_fts f ON f.rowid = e.rowid WHERE +e.scope = ? AND +e.layer IN ({marks}) AND e.vt IS NULL AND e.rowid > ?"
+        return self.db.execute(self._TOKENED.split("FROM", 1)[0] + after, (scope.key, *layers, after_rowid)).fetchall()
 
     def with_tokens(self, rowids: list[int]) -> list[tuple]:
         """Tokened rows of these rowids (in no particular order; a rowid gone is left out)."""

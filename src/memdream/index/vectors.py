@@ -145,16 +145,22 @@ class VectorStore:
         return self.embedder.model_id
 
     def pending(self, scope: Scope, limit: int | None = None) -> list[tuple[str, str]]:
-        """(text hash, text) of the scope's current entries that have no vector for this model."""
-        sql = (
-            "SELECT DISTINCT e.thash, e.text FROM entries e WHERE e.scope = ? AND e.vt IS NULL AND e.layer IN (?, ?)"
-            " AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = e.thash)"
-        )
-        args: tuple = (scope.key, RESIDENT, RECALL, self.model)
-        if limit is not None:
-            sql += " LIMIT ?"
-            args += (limit,)
-        return list(self.index.db.execute(sql, args))
+        """(text hash, text) of the scope's current entries that have no vector for this model.
+
+        Read from the loaded state, which follows the index row by row and keeps what lacks a
+        vector (`_Loaded.missing`): a scan of the scope for what has no vector took 1.8 s at
+        100k entries, and it ran on the first recall after every write."""
+        with self._lock:
+            st = self._state(scope)
+            todo = list(st.missing.items())[:limit] if limit is not None else list(st.missing.items())
+        first = {rowids[0]: h for h, rowids in todo if rowids}
+        texts: dict[str, str] = {}
+        ids = list(first)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for rowid, text in self.index.db.execute(f"SELECT rowid, text FROM entries WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+                texts[first[rowid]] = text
+        return [(h, texts[h]) for h, _ in todo if h in texts]
 
     def embed_pending(self, scope: Scope, limit: int | None = None, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed what is missing (at most `limit` texts); returns how many were embedded."""
@@ -414,12 +420,8 @@ class VectorStore:
                     chunk = hashes[i : i + 500]
                     marks = ",".join("?" * len(chunk))
                     found.update(self.index.db.execute(f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})", (self.model, *chunk)))
-            rowids, blobs = [], []
-            for h, b in found.items():
-                for r in st.missing.pop(h, []):
-                    if r not in st.pos:
-                        rowids.append(r)
-                        blobs.append(b)
+            taken = sorted((r, b) for h, b in found.items() for r in st.missing.pop(h, []) if r not in st.pos)
+            rowids, blobs = [r for r, _ in taken], [b for _, b in taken]  # in rowid order, as a full load puts them
             if rowids:
                 self._put(st, np.array(rowids, np.int64), np.frombuffer(b"".join(blobs), np.float32).reshape(len(rowids), st.dim))
         st.vgen = vgen
