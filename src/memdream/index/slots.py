@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE
-from memdream.model import lazyre as re
+from memdream.model.script import has_han_or_ext_a
 from memdream.model.slots import Slot, same_value, slot_of, states_slot, subject_slot
 from memdream.store.vault import Scope
 
@@ -65,14 +65,13 @@ def find_slot(index: Index, scope: Scope, text: str, order: Callable[[list[Row]]
                 return SlotMatch(subject, found, row)
     # A change: the newest subject of the slot in the text's language (a user may keep 所在地
     # and "home city" apart); a slot with several answers never changes by a new one.
-    zh = bool(_CJK.search(text))
-    for subject, found in sorted(stating(partial=False), key=lambda sf: bool(_CJK.search(by_subject[sf[0]][0].entry().text)) != zh):
+    zh = has_han_or_ext_a(text)
+    for subject, found in sorted(stating(partial=False), key=lambda sf: has_han_or_ext_a(by_subject[sf[0]][0].entry().text) != zh):
         if not found.multi:
             return SlotMatch(subject, found, None)
     return None
 
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 TRAIL_HOPS = 3  # superseded lines looked back through when a subject's current lines do not state its slot
 
 

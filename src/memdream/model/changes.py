@@ -21,6 +21,7 @@ from __future__ import annotations
 from functools import cache
 
 from memdream.model import lazyre as re
+from memdream.model.script import has_han
 
 # ---- English ---------------------------------------------------------------------------------
 
@@ -77,7 +78,6 @@ _SPEAKER = re.compile(r"^\s*[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}:\s")
 # every Chinese one a Chinese character: a text without any skips that language's patterns, and
 # a new process compiles only what it can match (about 1 ms a Chinese pattern; issue 21).
 _LATIN = re.compile("[A-Za-z\u017f\u212a]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 # ---- Chinese ---------------------------------------------------------------------------------
 
@@ -162,7 +162,7 @@ def old_values(text: str) -> list[str]:
                 continue
             if v and v.lower() not in GENERIC_VALUES and not _EN_OTHER.fullmatch(v):
                 out.append(v)
-    for pattern in _ZH_RES if _HAN.search(text) else ():
+    for pattern in _ZH_RES if has_han(text) else ():
         for m in pattern.finditer(text):
             before = text[: m.start()]
             clause = re.split(r"[，。,.!！?？；;]", before)[-1]

@@ -16,7 +16,8 @@ import unicodedata
 
 from memdream.model import lazyre as re
 from memdream.model.tokens import EN_STOPWORDS
-from memdream.model.wording import CJK, normalize, stem
+from memdream.model.script import starts_cjk
+from memdream.model.wording import normalize, stem
 
 _NEG_EN_WORDS = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nothing|nobody|nowhere|without|cannot|no longer)\b|n['’]t\b", re.I
@@ -196,7 +197,7 @@ def _sequence(text: str) -> list[str]:
     t = unicodedata.normalize("NFKC", text)
     for m in re.finditer(r"[\u3400-\u9fff]|[A-Za-z]+(?:['’][a-z]+)?|\d+(?:[.,]\d+)*", t):
         w = m.group(0)
-        if CJK.match(w):
+        if starts_cjk(w):
             if w not in _SEQ_SKIP and not (out and out[-1] == w):  # 妈妈 is one person
                 out.append(w)
             continue
@@ -281,7 +282,7 @@ def _opposed(xs: list[str], ys: list[str], a: str, b: str) -> bool:
             return True
     # Chinese opposites are single characters or words inside longer segmenter words.
     for x, y in OPPOSITES:
-        if CJK.match(x) and ((x in a and x not in b and y in b and y not in a) or (y in a and y not in b and x in b and x not in a)):
+        if starts_cjk(x) and ((x in a and x not in b and y in b and y not in a) or (y in a and y not in b and x in b and x not in a)):
             return True
     return False
 

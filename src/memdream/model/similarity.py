@@ -18,7 +18,8 @@ from memdream.model.contradiction import contradiction, numbers
 from memdream.model.scoring import asks
 from memdream.model import lazyre as re
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS, tokens
-from memdream.model.wording import CJK, INFORMAL_EN, SYNONYMS_EN, SYNONYMS_ZH, normalize, plain, plain_words, stem
+from memdream.model.script import starts_cjk
+from memdream.model.wording import INFORMAL_EN, SYNONYMS_EN, SYNONYMS_ZH, normalize, plain, plain_words, stem
 
 DEDUP_THRESHOLD = 0.65  # bigram Jaccard similarity above which two texts may be the same memory
 
@@ -71,7 +72,7 @@ def new_content(new: str, old: str) -> set[str]:
     """Content words of `new` that `old` lacks (a Chinese word also counts if it is inside old's text)."""
     old_words = content_words(old)
     old_norm = normalize(old)
-    return {w for w in content_words(new) if w not in old_words and not (CJK.match(w) and normalize(w) in old_norm)}
+    return {w for w in content_words(new) if w not in old_words and not (starts_cjk(w) and normalize(w) in old_norm)}
 
 
 COVERAGE = 0.5  # a text adding nothing, holding this share of the other's content words, says it again
@@ -242,7 +243,7 @@ def _covers(mine: set[str], theirs: set[str], mine_text: str) -> bool:
 def _missing(words: set[str], other: set[str], other_text: str) -> set[str]:
     """Words not said by the other text (a Chinese word also counts as said inside a longer one)."""
     flat = normalize(other_text)
-    return {w for w in words if w not in other and not (CJK.match(w) and w in flat)}
+    return {w for w in words if w not in other and not (starts_cjk(w) and w in flat)}
 
 
 def anchor_terms(text: str) -> list[str]:
@@ -250,7 +251,7 @@ def anchor_terms(text: str) -> list[str]:
     character bigrams of its Chinese words (longer segmenter words may be cut differently)."""
     out = []
     for t in dict.fromkeys(content_words(text)):
-        if not CJK.match(t) or len(t) == 2:
+        if not starts_cjk(t) or len(t) == 2:
             out.append(t)
     return out
 
@@ -274,7 +275,7 @@ def dedup_anchors(text: str) -> list[str]:
     synonyms, zh_syn = _reworded()
     out: list[str] = []
     for w in sorted(plain_words(plain(text), index_terms=True)):
-        if CJK.match(w):
+        if starts_cjk(w):
             if any(x in w or w in x for x in zh_syn):
                 continue
             out.extend(w[i : i + 2] for i in range(len(w) - 1))
@@ -314,7 +315,7 @@ def swapped_parts(a: str, b: str) -> tuple[list[str], list[str]] | None:
         return None  # the same word spaced otherwise (VS Code), the same number written otherwise (三 / 3)
 
     def short(part: list[str]) -> bool:
-        cjk = sum(1 for t in part if CJK.match(t))
+        cjk = sum(1 for t in part if starts_cjk(t))
         return (cjk <= SWAP_MAX_CHARS) and (len(part) - cjk <= SWAP_MAX_WORDS)
 
     return (mx, my) if short(mx) and short(my) else None

@@ -11,10 +11,10 @@ from __future__ import annotations
 import unicodedata
 
 from memdream.model import lazyre as re
+from memdream.model.script import starts_cjk
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS
 
 _DROP = re.compile(r"[\W_]+", re.UNICODE)
-CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 
 def normalize(text: str) -> str:
@@ -31,6 +31,10 @@ def stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
+_WORDS = re.compile(r"[\u3400-\u9fff]+|[A-Za-z]+(?:['’][A-Za-z]+)?|\d+(?:\.\d+)?")
+_WORDS_ASCII = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:\.\d+)?")  # the same words of an ASCII text, without the CJK range to compile
+
+
 def plain_words(text: str, index_terms: bool = False) -> set[str]:
     """Content words for comparing two wordings: English stemmed, Chinese by the segmenter
     (no character pairs across word edges: 每天早上我喝 and 我每天早上喝 hold the same words).
@@ -42,9 +46,10 @@ def plain_words(text: str, index_terms: bool = False) -> set[str]:
     to_term = index_stem if index_terms else stem
 
     out: set[str] = set()
-    for m in re.finditer(r"[\u3400-\u9fff]+|[A-Za-z]+(?:['’][A-Za-z]+)?|\d+(?:\.\d+)?", unicodedata.normalize("NFKC", text)):
+    text = unicodedata.normalize("NFKC", text)
+    for m in (_WORDS_ASCII if text.isascii() else _WORDS).finditer(text):
         w = m.group(0)
-        if CJK.match(w):
+        if starts_cjk(w):
             out.update(x for x in cjk_words(w) if x not in CJK_STOP_CHARS)
             continue
         w = _base(w.lower())

@@ -1,0 +1,39 @@
+"""Which script a text is in, without a regular expression.
+
+A character class spanning the CJK blocks (27,000 code points) takes Python's regex compiler
+2-3 ms to build, in every new process, and a `memdream remember` of an English line built
+several of them only to learn that the line holds no Chinese (issue 21). These answer the same
+questions with comparisons, and an ASCII text is answered at once.
+"""
+
+from __future__ import annotations
+
+# Chinese (with extension A and the compatibility ideographs), Japanese kana, Korean syllables:
+# the ranges of the pattern model/wording.CJK stood for.
+CJK_RANGES = ((0x3400, 0x9FFF), (0xF900, 0xFAFF), (0x3040, 0x30FF), (0xAC00, 0xD7AF))
+
+
+def is_cjk(ch: str) -> bool:
+    """Is this one character Chinese, Japanese or Korean (CJK_RANGES)?"""
+    o = ord(ch)
+    return 0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x3040 <= o <= 0x30FF or 0xAC00 <= o <= 0xD7AF
+
+
+def starts_cjk(text: str) -> bool:
+    """Does the text start with a CJK character? (What `CJK.match(text)` answered.)"""
+    return bool(text) and is_cjk(text[0])
+
+
+def has_cjk(text: str) -> bool:
+    """Does the text hold a CJK character anywhere?"""
+    return not text.isascii() and any(is_cjk(ch) for ch in text)
+
+
+def has_han(text: str) -> bool:
+    """Does the text hold a Chinese character of the unified block (U+4E00-U+9FFF)?"""
+    return not text.isascii() and any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def has_han_or_ext_a(text: str) -> bool:
+    """Does the text hold a Chinese character of U+3400-U+9FFF (the unified block and extension A)?"""
+    return not text.isascii() and any("\u3400" <= ch <= "\u9fff" for ch in text)
