@@ -177,7 +177,8 @@ def test_the_collector_pause_nests_and_restores_the_collector() -> None:
 def _reference_duplicates(candidates, df):  # type: ignore[no-untyped-def]
     """model/lifecycle.py `duplicates` as it was before its prefilter (issue 21): every pair
     the anchors give has its bigram sets compared. The groups must not change."""
-    from memdream.model.lifecycle import _ANCHOR, _CJK1, _rank, said_as
+    from memdream.model.lifecycle import _ANCHOR, _rank, said_as
+    from memdream.model.script import is_cjk
     from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, other_act, recombines
 
     ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
@@ -189,7 +190,7 @@ def _reference_duplicates(candidates, df):  # type: ignore[no-untyped-def]
     grams: list = []
     out: dict = {}
     every = {t for c in ordered for t in c.tokens}
-    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))}
+    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and is_cjk(t))}
     rank = {t: i for i, t in enumerate(sorted(anchor_set, key=lambda t: (df(t), t)))}
 
     def grams_of(j):  # type: ignore[no-untyped-def]

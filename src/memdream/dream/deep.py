@@ -16,7 +16,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from memdream.model import lazyre as re
+from memdream.model.script import is_cjk
 from memdream.model.secrets import shown_entry
 from memdream.dream.ask import ask, list_schema
 from memdream.dream.plan import UNCHANGED, Merge, Plan, Rejected
@@ -27,7 +27,6 @@ from memdream.model.lifecycle import PROMOTE_HITS
 from memdream.model.similarity import contradiction
 from memdream.store.format import parse_line
 
-_CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 if TYPE_CHECKING:
     from memdream.core import Core
@@ -193,7 +192,7 @@ def plan_deep(mem: "Core", llm: LLM, last: str = "", declined: frozenset[str] = 
         if eligible(e, layer, now):
             # Single Chinese characters are index tokens (for one-character queries), not words
             # two memories share: leave them out of relatedness.
-            items.append((e, {t for t in tok.split() if not (len(t) == 1 and _CJK1.match(t))}))
+            items.append((e, {t for t in tok.split() if not (len(t) == 1 and is_cjk(t))}))
             item_rows.append(rowid)
             if len(items) >= POOL:
                 break

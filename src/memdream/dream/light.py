@@ -16,7 +16,7 @@ from memdream.dream.pause import collector_paused
 from memdream.dream.plan import Drop, Move, Plan
 from memdream.index.db import LifecycleDue
 from memdream.model.entry import ARCHIVE, CONTEXT, END_MERGED, PREFERENCE, RECALL, RESIDENT, TYPE_PRIOR, Entry
-from memdream.model import lazyre as re
+from memdream.model.script import is_cjk
 from memdream.model.lifecycle import (
     ARCHIVE_IT,
     DEMOTE,
@@ -35,7 +35,6 @@ from memdream.model.lifecycle import (
 from memdream.model.similarity import may_fold_by_meaning, restatement_cosine, word_count
 from memdream.store.format import parse_line
 
-_CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # one-character index tokens: not anchors
 
 if TYPE_CHECKING:
     from memdream.core import Core
@@ -89,7 +88,7 @@ def _near_duplicates(mem: "Core", since_rowid: int) -> dict[str, Candidate]:
     n_docs = mem.index.corpus_stats()[0]
     common = max(DEDUP_COMMON_MIN, int(n_docs * DEDUP_COMMON_SHARE))
     for c in fresh:
-        anchors = [t for t in dict.fromkeys(c.tokens) if not t.startswith("memdream") and not (len(t) == 1 and _CJK1.match(t))]
+        anchors = [t for t in dict.fromkeys(c.tokens) if not t.startswith("memdream") and not (len(t) == 1 and is_cjk(t))]
         df = mem.index.document_frequency(anchors)
         ranked = sorted((t for t in anchors if df.get(t)), key=lambda t: (df[t], t))
         rare = [t for t in ranked if df[t] <= common][:DEDUP_QUERY_TERMS]

@@ -217,12 +217,3 @@ def restated_sentence(vectors, text: str, vec, rows: list[Row], threshold: float
     sims = (vectors.vectors_of([s for _, s in said]) @ vec).tolist()  # rows L2-normalised: cosines
     found = restated_among(text, [s for _, s in said], sims, threshold)
     return None if found is None else (said[found][0], sims[found])
-    rows = {r.rowid: r for r in vectors.index.rows([rid for rid, _ in near])}
-    for rid, cos in near:
-        row = rows.get(rid)
-        if row is None:
-            continue
-        e = row.entry()
-        if e.is_current and e.id and not e.pinned and e.type != "rule" and may_fold_by_meaning(text, e.text):
-            return row, cos
-    return None

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from memdream.model.entry import ARCHIVE, CONTEXT, PREFERENCE, RECALL, RESIDENT, RULE, Entry
 from memdream.model import lazyre as re
+from memdream.model.script import is_cjk
 from memdream.model.scoring import importance, last_touched
 from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, normal_bigrams, other_act, recombines
 from memdream.model.wording import normalize
@@ -129,7 +130,6 @@ def decide(s: State) -> Decision:
 
 # -- near-duplicates
 _ANCHOR = re.compile(r"^(?:[^\W_]+|[\u3400-\u9fff\uf900-\ufaff]{2})$")
-_CJK1 = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int], prefil
     """
     ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
     every = {t for c in ordered for t in c.tokens}
-    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and _CJK1.match(t))}
+    anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and is_cjk(t))}
     # Rarest first, ties by the token itself: the same input always gives the same groups.
     by_rank = sorted(anchor_set, key=lambda t: (df(t), t))
     rank = {t: i for i, t in enumerate(by_rank)}

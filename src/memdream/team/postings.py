@@ -88,7 +88,7 @@ class ScopePostings(Postings):
         slot: the copy keeps no map from the database's row ids (a million-line scope's copy
         is mostly its postings)."""
         for path, pos, layer, current, tok in rows:
-            slot = self._append(len(self.rowids), self.scope_key, layer, current, tok)
+            self._append(len(self.rowids), self.scope_key, layer, current, tok)
             self.sig.append(hash((bool(current), tok)))
             n = self.path_ids.get(path)
             if n is None:
