@@ -269,3 +269,18 @@ def test_the_write_path_finds_a_restatement_spelled_informally(mem, first: str, 
     a = mem.write(first)
     b = mem.write(second)
     assert b.action == "duplicate" and b.entry.id == a.entry.id
+
+
+def test_the_speaker_said_as_they_is_no_value_swap() -> None:
+    """A restatement names the speaker and says "they" where the message says "I" after the
+    speaker's label: in the speaker's own words that is the same person, not a value swapped
+    (it was, and a sentence restated word for word was never folded). Another value, or
+    another person named in the message, still is one."""
+    from memdream.model.similarity import may_fold_by_meaning
+
+    sentence = "Melanie: Nature's amazing, here's a painting I did recently."
+    restated = "Melanie mentioned that nature's amazing, here's a painting they did recently"
+    assert may_fold_by_meaning(restated, sentence, restates=True) and may_fold_by_meaning(restated, sentence)
+    assert not may_fold_by_meaning(restated, "Melanie: Nature's amazing, here's a drawing I did recently.", restates=True)
+    assert not may_fold_by_meaning("Jon mentioned that they moved to Berlin", "Jon: I moved to Paris.", restates=True)
+    assert not may_fold_by_meaning("Jon mentioned that Gina moved to Berlin", "Jon: I moved to Berlin.", restates=True)

@@ -389,7 +389,7 @@ def may_fold_by_meaning(a: str, b: str, restates: bool = False) -> bool:
     # the speaker's own words, "Jon gets to share that" is no other person than "I get to share
     # that" (for the signals only, as the lexical rule does).
     sa, sb = _in_person(a, b), _in_person(b, a)
-    if contradiction(sa, sb) or contradiction(sb, sa) or value_swap(a, b) or other_act(a, b) or other_act(b, a):
+    if contradiction(sa, sb) or contradiction(sb, sa) or value_swap(*_in_own_words(a, b, sa, sb)) or other_act(a, b) or other_act(b, a):
         return False
     if set(numbers(a)) != set(numbers(b)):
         return False  # a number is a value: a restatement by meaning keeps every one of them
@@ -445,6 +445,20 @@ def _in_person(text: str, message: str, whole: str | None = None) -> str:
     if not (speaker_words(message) & plain_words(whole if whole is not None else text)):
         return text
     return _as_speaker(_name_as_i(text, m.group(1)))
+
+
+def _in_own_words(a: str, b: str, sa: str, sb: str) -> tuple[str, str]:
+    """The two texts as the value-swap signal compares them: when one names the speaker the
+    other opens with (`_in_person` turned it into the speaker's words, `sa` or `sb`), that one in
+    the speaker's words and the message without its label. "Melanie mentioned that nature's
+    amazing, here's a painting they did recently" against "Melanie: Nature's amazing, here's a
+    painting I did recently." swaps no value (they / I is the same person, and so is the label
+    Melanie / I); compared as written, it swapped "they" for "I" and was never folded."""
+    if sa != a:
+        return sa, _SPEAKER.sub("", b, count=1)
+    if sb != b:
+        return _SPEAKER.sub("", a, count=1), sb
+    return a, b
 
 
 def _name_as_i(clause: str, name: str) -> str:
