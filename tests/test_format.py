@@ -117,3 +117,19 @@ def test_non_entry_lines_are_kept_byte_for_byte() -> None:
     doc = parse_document(text)
     assert doc.render() == text
     assert [e.text for e in doc.entries()] == ["real entry"]
+
+
+def test_find_all_finds_each_id_in_one_pass_as_find_does() -> None:
+    """`Document.find_all` (the recall-count fold's one pass over a file) answers what `find`
+    answers for each id: the first line holding it, nothing for an id that is absent or only
+    mentioned in a text, nothing for a line without an id."""
+    from memdream.model.entry import Entry
+    from memdream.store.format import parse_document, render_line
+
+    a, b = Entry(text="我喜欢喝龙井茶", id="aaa111"), Entry(text="I live in Lisbon", id="bbb222")
+    mention = Entry(text="see aaa111 and ccc333 for details", id="ddd444")
+    text = "# Recall\n\n" + "\n".join([render_line(a), "- a line typed by hand", render_line(mention), render_line(b), render_line(a)]) + "\n"
+    doc = parse_document(text)
+    wanted = {"aaa111", "bbb222", "ccc333", "zzz999"}
+    assert doc.find_all(wanted) == {i: doc.find(i) for i in wanted if doc.find(i) >= 0} == {"aaa111": 2, "bbb222": 5}
+    assert doc.find_all(set()) == {}

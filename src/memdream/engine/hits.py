@@ -28,8 +28,9 @@ def flush_hits(core: Core) -> int:
             for rel, group in by_path.items():
 
                 def change(doc: Document, group: list[Bump] = group) -> None:
+                    at = doc.find_all({b.entry_id for b in group})
                     for b in group:
-                        i = doc.find(b.entry_id)
+                        i = at.get(b.entry_id, -1)
                         e = doc.lines[i].entry if i >= 0 else None
                         if e is not None:
                             last = max(b.last, e.last_recalled) if e.last_recalled else b.last
