@@ -190,3 +190,34 @@ def test_many_deletions_compact_and_stay_exact(vault, clock) -> None:
     assert mean == pytest.approx(float(sims.mean()), abs=1e-5)
     assert vs.loads == 1 and vs._loaded[m.scope.key].dead == 0  # compacted in place
     m.close()
+
+
+def test_a_line_rewritten_with_the_same_text_keeps_its_slot(vault, clock) -> None:
+    """Folding recall counts into the files rewrites lines (hc=, la=) whose text stays: the
+    index gives them new rows, and the loaded vectors give each its old slot back instead of
+    marking it dead and adding it anew (which grew dead slots until the whole scope's codes
+    were rebuilt). What the process holds is still what a fresh load reads."""
+    emb = HashEmbedder(dim=64)
+    m = _vault_with(vault, clock, 300, emb)
+    m.embed_pending()
+    vs = m.vectors
+    assert vs is not None
+    m.hit_flush_after = 1  # every recall folds its counts into the files at once
+    before = m.index.db.execute("SELECT max(rowid) FROM entries").fetchone()[0]
+    for q in ("Alice green tea", "小王 乌龙茶 杭州", "chess ticket"):
+        assert m.recall(q, k=5)
+    assert m.index.db.execute("SELECT max(rowid) FROM entries").fetchone()[0] > before  # the lines were rewritten
+    assert any(e.hits for e in m.list())
+    vs.search(m.scope, vs.query_vector("x"), 1)  # follow the index
+    st = vs._loaded[m.scope.key]
+    assert st.dead == 0 and st.live == 300 and st.n == 300 and vs.loads == 1
+    fresh = V.VectorStore(m.index, emb)
+    for query in ("Alice", "乌龙茶", "chess"):
+        qv = vs.query_vector(query)
+        a, b = vs.search(m.scope, qv, 10), fresh.search(m.scope, qv, 10)
+        assert a[0] == b[0] and a[3] == b[3] and a[1] == pytest.approx(b[1]) and a[2] == pytest.approx(b[2])
+    # A line forgotten loses its slot for good: one dead slot, one memory fewer.
+    m.forget(m.list()[0].id, hard=True)
+    vs.search(m.scope, vs.query_vector("x"), 1)
+    assert st.dead == 1 and st.live == 299
+    m.close()

@@ -355,14 +355,17 @@ class VectorStore:
 
         db = self.index.db
         gone = [r for (r,) in db.execute("SELECT rowid FROM deleted WHERE gen > ?", (st.gen,))]
+        # The slots of the rows gone, by their vector: a line rewritten with the same text (a
+        # recall count folded into it) comes back as a new row with the same vector and takes
+        # its slot again. Marking the slot dead and adding the row anew left 1,787 dead slots
+        # after 200 recalls at 100k, and compacting them rebuilds the whole scope's codes.
+        freed: dict[bytes, list[int]] = {}
         if gone:
             gone_set = set(gone)
             for r in gone:
                 p = st.pos.pop(r, None)
                 if p is not None:
-                    st.alive[p] = False
-                    st.total -= st.mat[p]
-                    st.dead += 1
+                    freed.setdefault(st.mat[p].tobytes(), []).append(p)
             if st.missing:
                 for h in list(st.missing):
                     left = [r for r in st.missing[h] if r not in gone_set]
@@ -389,12 +392,25 @@ class VectorStore:
                 (self.model, st.hw, hw, scope.key, RESIDENT, RECALL),
             ).fetchall()
         if rows:
-            have = [(r[0], r[2]) for r in rows if r[2] is not None and r[0] not in st.pos]
+            have = []
             for rowid, h, vec in rows:
                 if vec is None:
                     st.missing.setdefault(h, []).append(rowid)
+                elif rowid not in st.pos:
+                    slots = freed.get(vec)
+                    if slots:  # the same vector as a row just gone: its slot, alive as it was
+                        p = slots.pop()
+                        st.pos[rowid] = p
+                        st.rowids[p] = rowid
+                    else:
+                        have.append((rowid, vec))
             if have:
                 self._put(st, np.array([r for r, _ in have], np.int64), np.frombuffer(b"".join(v for _, v in have), np.float32).reshape(len(have), st.dim))
+        for slots in freed.values():  # gone for good
+            for p in slots:
+                st.alive[p] = False
+                st.total -= st.mat[p]
+                st.dead += 1
         st.hw = max(st.hw, hw)
         st.gen = gen
 
