@@ -73,12 +73,7 @@ def _least(values: "np.ndarray", k: int, rowids: "np.ndarray") -> "np.ndarray":
     rows whatever order the rows sit in (a row changed in place is read again after newer ones)."""
     import numpy as np
 
-    edge = np.partition(values, k - 1)[k - 1]
-    inside = np.flatnonzero(values < edge)
-    tied = np.flatnonzero(values == edge)
-    if len(inside) + len(tied) > k:
-        tied = tied[np.argsort(rowids[tied], kind="stable")[: k - len(inside)]]
-    return np.concatenate([inside, tied])
+    return _up_to(values, np.partition(values, k - 1)[k - 1], k, rowids)
 
 
 def _least_counted(values: "np.ndarray", k: int, rowids: "np.ndarray") -> "np.ndarray":
@@ -86,7 +81,13 @@ def _least_counted(values: "np.ndarray", k: int, rowids: "np.ndarray") -> "np.nd
     counts instead of a partition (half the time over 100k distances), the same places."""
     import numpy as np
 
-    edge = int(np.searchsorted(np.cumsum(np.bincount(values)), k))  # the first value whose running count reaches k
+    return _up_to(values, int(np.searchsorted(np.cumsum(np.bincount(values)), k)), k, rowids)  # the first value whose running count reaches k
+
+
+def _up_to(values: "np.ndarray", edge, k: int, rowids: "np.ndarray") -> "np.ndarray":  # type: ignore[no-untyped-def]
+    """Places of the values below `edge` (the k-th least value), then of those at it by rowid, k in all."""
+    import numpy as np
+
     inside = np.flatnonzero(values < edge)
     tied = np.flatnonzero(values == edge)
     if len(inside) + len(tied) > k:
