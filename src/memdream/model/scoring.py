@@ -297,14 +297,12 @@ def blend(
     return (1 - weight) * keyword + weight * d, f"weighted-{weight:.2g}"
 
 
-def quick_score(type_: str, salience: float, hits: int, touched: float | None, now: float, relevance: float, past: bool = False, about_now: bool = False) -> float:
-    """`score_parts(...).score` for a memory of this relevance, without building its trace:
-    recall scores every candidate (a few hundred) and traces only the ones it returns. The same
-    functions on the same numbers, so the same float as the trace's."""
-    if relevance <= 0:
-        return 0.0
+def lift_for(type_: str, salience: float, hits: int, touched: float | None, now: float, past: bool = False, about_now: bool = False) -> float:
+    """`score_parts(...).lift` without building the trace: recall ranks a few hundred candidates
+    by relevance x this, and traces only the ones it returns. The same functions on the same
+    numbers, so the same float as the trace's (whose score is relevance x lift too)."""
     rec = 0.0 if past else recency_of(touched, now)[0]
-    return relevance * lift_of(rec, importance_of(type_, salience, hits)[0], LIFT_NOW if about_now else LIFT)
+    return lift_of(rec, importance_of(type_, salience, hits)[0], LIFT_NOW if about_now else LIFT)
 
 
 def score(e: Entry, now: datetime, bm25_norm: float, cosine: float | None = None) -> Trace:

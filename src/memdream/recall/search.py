@@ -14,7 +14,7 @@ from datetime import datetime, time, timedelta
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
 from memdream.model.dates import named_days, names_past_span
-from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, QUESTION_SHARE, Trace, asks, attainable_bm25, blend, bm25, dense_relevance, idf, keyword_relevance, query_tense, query_weights, quick_score, score_parts
+from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, QUESTION_SHARE, Trace, asks, attainable_bm25, blend, bm25, dense_relevance, idf, keyword_relevance, lift_for, query_tense, query_weights, score_parts
 from memdream.store.vault import Scope
 
 CANDIDATES = 100  # keyword candidates scored per query
@@ -172,8 +172,7 @@ def recall(
             asked = None
             if rel > 0 and asks(row.line):  # as Trace.asking
                 asked, rel = rel, rel * QUESTION_SHARE
-            sc = quick_score(row.type, row.salience, row.hits, _touched(row), when, rel, past, about_now)
-            out.append(_Scored(row, kw, c, d, day, rel, asked, sc))
+            out.append(_Scored(row, kw, c, d, day, rel, asked, lift_for(row.type, row.salience, row.hits, _touched(row), when, past, about_now)))
         return out
 
     def trace(x: _Scored) -> Trace:
@@ -186,7 +185,7 @@ def recall(
         return replace(t, day=x.day) if x.day else t
 
     scored = score_all(valid)
-    scored = _with_context(index, scope, scored, layers, is_valid, score_all, min(CONTEXT_SOURCES_MAX, max(CONTEXT_SOURCES, 2 * k)), when, past, about_now)
+    scored = _with_context(index, scope, scored, layers, is_valid, score_all, min(CONTEXT_SOURCES_MAX, max(CONTEXT_SOURCES, 2 * k)))
     if rank_by == "relevance":
         scored.sort(key=lambda x: (-x.relevance, -x.score, x.row.rowid))
     else:
@@ -205,12 +204,17 @@ class _Scored:
     hundred candidates are scored a query; only the winners are traced, search.recall's
     `trace`, from these same numbers)."""
 
-    __slots__ = ("row", "kw", "cos", "dense", "day", "relevance", "asked", "near", "score")
+    __slots__ = ("row", "kw", "cos", "dense", "day", "relevance", "asked", "near", "lift")
 
-    def __init__(self, row: Row, kw: float, cos: float | None, dense: float | None, day: str | None, relevance: float, asked: float | None, score: float) -> None:
+    def __init__(self, row: Row, kw: float, cos: float | None, dense: float | None, day: str | None, relevance: float, asked: float | None, lift: float) -> None:
         self.row, self.kw, self.cos, self.dense, self.day = row, kw, cos, dense, day
-        self.relevance, self.asked, self.score = relevance, asked, score
+        self.relevance, self.asked, self.lift = relevance, asked, lift
         self.near: str | None = None  # the neighbour whose match raised relevance (Trace.with_context)
+
+    @property
+    def score(self) -> float:
+        """Relevance lifted by recency and importance (Trace.score)."""
+        return self.relevance * self.lift
 
     @property
     def match(self) -> float:
@@ -226,9 +230,6 @@ def _with_context(
     is_valid: Callable[[Row], bool],
     score_all: Callable[[list[tuple[Row, float | None]]], list[_Scored]],
     sources: int,
-    when: float,
-    past: bool,
-    about_now: bool,
 ) -> list[_Scored]:
     """Each of the best-matching memories raises the relevance of the NEXT_TURNS memories said
     next after it (within a conversation's gap) to NEIGHBOUR_SHARE of its own: a reply leans on the turn it
@@ -256,7 +257,6 @@ def _with_context(
                 continue  # it must match the query itself, if only a little: nothing is lent to what does not
             name = name or src.row.entry().id
             x.relevance, x.near = floor, name  # as Trace.with_context
-            x.score = quick_score(x.row.type, x.row.salience, x.row.hits, _touched(x.row), when, floor, past, about_now)
     return scored
 
 
