@@ -51,13 +51,7 @@ def _current(core: Core, rel: str) -> Document:
 
 def _by_id(doc: Document, wanted: set[str]) -> dict[str, Line]:
     """The lines of `doc` whose id is in `wanted` (only those lines are parsed)."""
-    out: dict[str, Line] = {}
-    for ln in doc.lines:
-        if ln.is_entry and quick_id(ln.raw) in wanted:
-            e = ln.entry
-            if e is not None and e.id in wanted and e.id not in out:
-                out[e.id] = ln
-    return out
+    return {eid: doc.lines[i] for eid, i in doc.find_all(wanted).items()}
 
 
 def _ids(doc: Document) -> set[str]:
