@@ -8,13 +8,9 @@ questions with comparisons, and an ASCII text is answered at once.
 
 from __future__ import annotations
 
-# Chinese (with extension A and the compatibility ideographs), Japanese kana, Korean syllables:
-# the ranges of the pattern model/wording.CJK stood for.
-CJK_RANGES = ((0x3400, 0x9FFF), (0xF900, 0xFAFF), (0x3040, 0x30FF), (0xAC00, 0xD7AF))
-
-
 def is_cjk(ch: str) -> bool:
-    """Is this one character Chinese, Japanese or Korean (CJK_RANGES)?"""
+    """Is this one character Chinese (with extension A and the compatibility ideographs),
+    Japanese kana or a Korean syllable? The ranges of the pattern model/wording.CJK stood for."""
     o = ord(ch)
     return 0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x3040 <= o <= 0x30FF or 0xAC00 <= o <= 0xD7AF
 
@@ -22,11 +18,6 @@ def is_cjk(ch: str) -> bool:
 def starts_cjk(text: str) -> bool:
     """Does the text start with a CJK character? (What `CJK.match(text)` answered.)"""
     return bool(text) and is_cjk(text[0])
-
-
-def has_cjk(text: str) -> bool:
-    """Does the text hold a CJK character anywhere?"""
-    return not text.isascii() and any(is_cjk(ch) for ch in text)
 
 
 def has_han(text: str) -> bool:
