@@ -402,10 +402,8 @@ class Index(FileSync):
     # -- what the dream phases, doctor and the facade ask (one query each, named for its meaning)
     # A tokened row: (rowid, id, layer, type, text, vf, ca, hits, pinned, tok), what the light
     # phase compares (model/lifecycle.py Candidate) straight from the columns, without parsing.
-    _TOKENED = (
-        "SELECT e.rowid, e.id, e.layer, e.type, e.text, e.vf, e.ca, e.hits, e.pinned, f.tok"
-        " FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
-    )
+    _TOKENED_COLS = "SELECT e.rowid, e.id, e.layer, e.type, e.text, e.vf, e.ca, e.hits, e.pinned, f.tok"
+    _TOKENED = _TOKENED_COLS + " FROM entries e JOIN entries_fts f ON f.rowid = e.rowid "
 
     def current_with_tokens(self, scope: Scope, layers: tuple[str, ...], after_rowid: int = 0) -> list[tuple]:
         """Tokened rows of the scope's currently valid entries in `layers`; with `after_rowid`,
@@ -416,8 +414,8 @@ class Index(FileSync):
             return self.db.execute(self._TOKENED + where, (scope.key, *layers)).fetchall()
         # Rows after a rowid: read by rowid, their tokens looked up row by row (CROSS JOIN, and
         # `+` keeps SQLite from walking the scope's index instead: 11 ms for one new row at 100k).
-        after = f"FROM entries e CROSS JOIN entries_fts f ON f.rowid = e.rowid WHERE +e.scope = ? AND +e.layer IN ({marks}) AND e.vt IS NULL AND e.rowid > ?"
-        return self.db.execute(self._TOKENED.split("FROM", 1)[0] + after, (scope.key, *layers, after_rowid)).fetchall()
+        after = f" FROM entries e CROSS JOIN entries_fts f ON f.rowid = e.rowid WHERE +e.scope = ? AND +e.layer IN ({marks}) AND e.vt IS NULL AND e.rowid > ?"
+        return self.db.execute(self._TOKENED_COLS + after, (scope.key, *layers, after_rowid)).fetchall()
 
     def with_tokens(self, rowids: list[int]) -> list[tuple]:
         """Tokened rows of these rowids (in no particular order; a rowid gone is left out)."""
