@@ -182,9 +182,10 @@ class Core:
     def llm(self) -> "LLM | None":
         """The configured model, or None: every LLM phase is then skipped with a status line."""
         if not self._llm_loaded:
-            from memdream.llm.client import load_llm
+            if self.config.llm_base_url or self.config.llm_model:  # none configured: no client to import (issue 21)
+                from memdream.llm.client import load_llm
 
-            self._llm = load_llm(self.config)
+                self._llm = load_llm(self.config)
             self._llm_loaded = True
         return self._llm
 
