@@ -28,3 +28,15 @@ def has_han(text: str) -> bool:
 def has_han_or_ext_a(text: str) -> bool:
     """Does the text hold a Chinese character of U+3400-U+9FFF (the unified block and extension A)?"""
     return not text.isascii() and any("\u3400" <= ch <= "\u9fff" for ch in text)
+
+
+# Python's case-insensitive matching takes these for ASCII letters too (dotless and dotted I for
+# i, the long s for s; the Kelvin sign lower-cases to k): a quick test that "password" is in a text
+# must see "paſſword" as (?i)password does (tests/test_secrets_gate.py checks every code point).
+_FOLD = str.maketrans({"\u0131": "i", "\u0130": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def fold_case(text: str) -> str:
+    """`text` lower-cased, with the characters (?i) takes for i, s and k made those letters: a
+    word a case-insensitive pattern needs is in a text only if it is in this."""
+    return text.translate(_FOLD).lower()

@@ -14,11 +14,13 @@ import re
 import threading
 from typing import Callable, Optional
 
+from memdream.model.script import fold_case as fold
 from memdream.model.secret_plugins import import_detect_secrets
 from memdream.model.secret_rules import (
     CN_ID_WEIGHTS,
     CN_PROVINCES,
     DESCRIPTIONS,
+    GATES,
     KEYWORD_DETECTOR_STEMS,
     LEADING,
     STOP_SUFFIXES,
@@ -54,6 +56,10 @@ def may_match_library_vendor(text: str) -> bool:
     return False
 
 
+def _holds(folded: str, words: tuple[str, ...]) -> bool:
+    return any(w in folded for w in words)
+
+
 def _has_alpha(v: str) -> bool:
     return any(c.isalpha() for c in v)
 
@@ -86,18 +92,21 @@ class Engine:
     def __init__(self) -> None:
         self._ds: Optional[dict] = None
         self.r = Rules()
-        self.checks: tuple[Callable[[str], Optional[str]], ...] = (
-            self._check_library_vendors,
-            self._check_homemade_vendors,
-            self._check_private_key,
-            self._check_url_credentials,
-            self._check_auth_headers,
-            self._check_natural_language,
-            self._check_library_keywords,
-            self._check_command_lines,
-            self._check_recovery_material,
-            self._check_env_assignment,
-            self._check_personal_numbers,
+        # Each check with what a text must hold for it to find anything (secret_rules.GATES;
+        # None: the check has its own gate or none): a check runs, and its patterns are
+        # compiled, only on a text that passes.
+        self.checks: tuple[tuple[Callable[[str], Optional[str]], Optional[tuple[str, ...]]], ...] = (
+            (self._check_library_vendors, None),
+            (self._check_homemade_vendors, None),
+            (self._check_private_key, None),
+            (self._check_url_credentials, GATES["url_credentials"]),
+            (self._check_auth_headers, GATES["auth_headers"]),
+            (self._check_natural_language, GATES["natural_language"]),
+            (self._check_library_keywords, None),
+            (self._check_command_lines, GATES["command_lines"]),
+            (self._check_recovery_material, GATES["recovery_material"]),
+            (self._check_env_assignment, GATES["env_assignment"]),
+            (self._check_personal_numbers, None),
         )
 
     # -- detect-secrets, imported on first need ---------------------------------------
@@ -126,7 +135,10 @@ class Engine:
         return bool(self.ds["heuristic"].is_potential_uuid(v))
 
     def find(self, text: str) -> Optional[str]:
-        for check in self.checks:
+        folded = fold(text)
+        for check, gate in self.checks:
+            if gate is not None and not _holds(folded, gate):
+                continue
             found = check(text)
             if found:
                 return found
@@ -158,8 +170,7 @@ class Engine:
         and we do judge it: alone, the plugin flags ``password: forgot it`` and
         ``api_key = os.environ["OPENAI_API_KEY"]``.
         """
-        lowered = text.lower()
-        if not any(stem in lowered for stem in KEYWORD_DETECTOR_STEMS):
+        if not _holds(fold(text), KEYWORD_DETECTOR_STEMS):
             return None
         for table in self.ds["keyword_tables"]:
             for value in self.ds["keyword_detector"].analyze_string(text, denylist_regex_to_group=table):
@@ -192,7 +203,10 @@ class Engine:
     # -- home-made: formats -------------------------------------------------------------
 
     def _check_homemade_vendors(self, text: str) -> Optional[str]:
-        for regex, description, needs_randomness in self.r.vendors:
+        folded = fold(text)
+        for keywords, regex, description, needs_randomness in self.r.vendors:
+            if not _holds(folded, keywords):
+                continue  # no match can be there: the rule is not even compiled
             for m in regex.finditer(text):
                 if needs_randomness and not self._random_looking(m.group("tail")):
                     continue  # sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx is a placeholder

@@ -81,6 +81,33 @@ STOP_SUFFIXES = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive")
 # tests/test_secrets.py), so a text without any of them cannot match KeywordDetector.
 KEYWORD_DETECTOR_STEMS = ("key", "pass", "pwd", "secret", "contrase")
 
+# What a text must hold (folded: model/secret_engine.fold) for a check to find anything; a
+# check's regular expressions are compiled on the first text that does. Every match of the
+# check's patterns holds one of these (tests/test_secrets_gate.py generates matches of each
+# pattern to check it): a new process that writes "The standup moved to 9:30" compiled all of
+# them, about 15 ms (issue 21).
+GATES = {
+    # url_userinfo needs "://", query_secret "=" (basic_auth, the plugin, "://").
+    "url_credentials": ("://", "="),
+    "auth_headers": ("bearer", "basic"),
+    # Every alternative of credential_word, by its group.
+    "natural_language": (
+        "pin", "code", "combination",  # pin, pin_lower, code
+        "key", "secret", "私钥", "私鑰", "密钥", "秘钥", "密鑰", "凭证", "凭据",  # private_key, key
+        "token", "令牌",  # token
+        "pass", "pw", "psw", "kennwort", "contrase", "senha", "パスワード", "비밀번호", "암호", "密码", "密碼", "口令",  # password, weak
+    ),
+    # cli_password (case-sensitive) and pair.
+    "command_lines": (
+        "curl", "wget", "http", "mysql", "docker", "podman", "nerdctl", "helm",
+        "log", "sign", "cred", "account", "账号", "帐号", "账户", "帐户", "用户名", "登录", "登陆",
+    ),
+    # seed_phrase and recovery_codes.
+    "recovery_material": ("phrase", "words", "mnemonic", "助记词", "助記詞", "code", "恢复码", "备用码", "救援码", "恢復碼", "備用碼"),
+    # The name env_assignment wants ends in one of its words.
+    "env_assignment": ("key", "token", "secret", "pass", "pwd", "dsn", "credential", "auth"),
+}  # fmt: skip
+
 DESCRIPTIONS = {
     "pin": "a PIN",
     "pin_lower": "a PIN",
@@ -107,77 +134,80 @@ class Rules:
     def __init__(self) -> None:
         c = re.compile
         tail = r"(?P<tail>{})"
-        # Vendor formats detect-secrets 1.5 lacks: (regex, description, whether the "tail"
-        # group must look random, which keeps "sk-xxxx..." placeholders out).
-        self.vendors: list[tuple[re.Pattern[str], str, bool]] = [
+        # Vendor formats detect-secrets 1.5 lacks: (keywords, regex, description, whether the
+        # "tail" group must look random, which keeps "sk-xxxx..." placeholders out). Every
+        # match holds one of the keywords (folded: model/secret_engine.fold), as gitleaks'
+        # rules do, so a rule is compiled and run only on a text holding one of them
+        # (tests/test_secrets_gate.py generates matches of every rule to check it).
+        self.vendors: list[tuple[tuple[str, ...], re.Pattern[str], str, bool]] = [
             # Anthropic: no plugin at all.
-            (c(_B + r"sk-ant-[a-z]{2,8}\d{2}-" + tail.format(r"[A-Za-z0-9_\-]{32,}")), "an Anthropic API key", True),
+            (('sk-ant-',), c(_B + r"sk-ant-[a-z]{2,8}\d{2}-" + tail.format(r"[A-Za-z0-9_\-]{32,}")), "an Anthropic API key", True),
             # OpenAI: the plugin wants the legacy "T3BlbkFJ" marker flanked by 20 plain
             # alphanumerics; project, service-account and admin keys break that.
-            (c(_B + r"sk-(?:proj|svcacct|admin|None)-" + tail.format(r"[A-Za-z0-9_\-]{32,}")), "an OpenAI API key", True),
-            (c(_B + r"sk-" + tail.format(r"[A-Za-z0-9]{32,}") + r"(?![A-Za-z0-9_\-])"), "an OpenAI API key", True),
+            (('sk-',), c(_B + r"sk-(?:proj|svcacct|admin|None)-" + tail.format(r"[A-Za-z0-9_\-]{32,}")), "an OpenAI API key", True),
+            (('sk-',), c(_B + r"sk-" + tail.format(r"[A-Za-z0-9]{32,}") + r"(?![A-Za-z0-9_\-])"), "an OpenAI API key", True),
             # GitHub fine-grained PATs: the plugin knows only ghp_/gho_/ghu_/ghs_/ghr_.
-            (c(r"github_pat_" + tail.format(r"[A-Za-z0-9_]{40,}")), "a GitHub token", True),
+            (('github_pat_',), c(r"github_pat_" + tail.format(r"[A-Za-z0-9_]{40,}")), "a GitHub token", True),
             # Google: no plugin.
-            (c(_B + r"AIza" + tail.format(r"[0-9A-Za-z_\-]{35}") + r"(?![0-9A-Za-z_\-])"), "a Google API key", True),
-            (c(_B + r"GOCSPX-" + tail.format(r"[0-9A-Za-z_\-]{28}")), "a Google OAuth client secret", True),
+            (('aiza',), c(_B + r"AIza" + tail.format(r"[0-9A-Za-z_\-]{35}") + r"(?![0-9A-Za-z_\-])"), "a Google API key", True),
+            (('gocspx-',), c(_B + r"GOCSPX-" + tail.format(r"[0-9A-Za-z_\-]{28}")), "a Google OAuth client secret", True),
             # Hugging Face: no plugin.
-            (c(_B + r"hf_" + tail.format(r"[A-Za-z0-9]{30,}") + _E), "a Hugging Face token", True),
+            (('hf_',), c(_B + r"hf_" + tail.format(r"[A-Za-z0-9]{30,}") + _E), "a Hugging Face token", True),
             # npm: the plugin only knows the .npmrc "//registry/:_authToken=" line.
-            (c(_B + r"npm_" + tail.format(r"[A-Za-z0-9]{36}") + _E), "an npm token", True),
+            (('npm_',), c(_B + r"npm_" + tail.format(r"[A-Za-z0-9]{36}") + _E), "an npm token", True),
             # Slack app-level tokens: the plugin knows xox[abposr]- only.
-            (c(r"xapp-\d-[A-Z0-9]+-\d+-" + tail.format(r"[a-f0-9]{32,}")), "a Slack token", False),
+            (('xapp-',), c(r"xapp-\d-[A-Z0-9]+-\d+-" + tail.format(r"[a-f0-9]{32,}")), "a Slack token", False),
             # Stripe: the plugin knows live keys only; test keys and webhook secrets too.
-            (c(_B + r"(?:sk|rk)_(?:test|live)_" + tail.format(r"[0-9a-zA-Z]{24,}")), "a Stripe secret key", True),
-            (c(_B + r"whsec_" + tail.format(r"[A-Za-z0-9+/=]{24,}")), "a Stripe webhook secret", True),
+            (('_test_', '_live_'), c(_B + r"(?:sk|rk)_(?:test|live)_" + tail.format(r"[0-9a-zA-Z]{24,}")), "a Stripe secret key", True),
+            (('whsec_',), c(_B + r"whsec_" + tail.format(r"[A-Za-z0-9+/=]{24,}")), "a Stripe webhook secret", True),
             # Azure Service Bus / Event Hubs connection strings (the plugin: storage only).
-            (c(r"SharedAccessKey=" + tail.format(r"[A-Za-z0-9+/]{42,}={0,2}")), "an Azure access key", True),
+            (('sharedaccesskey=',), c(r"SharedAccessKey=" + tail.format(r"[A-Za-z0-9+/]{42,}={0,2}")), "an Azure access key", True),
             # Chinese clouds, Shopify, DigitalOcean: no plugins.
-            (c(_B + r"LTAI" + tail.format(r"[A-Za-z0-9]{12,28}") + _E), "an Alibaba Cloud AccessKey", True),
-            (c(_B + r"AKID" + tail.format(r"[A-Za-z0-9]{32}") + _E), "a Tencent Cloud SecretId", True),
-            (c(_B + r"shp(?:at|ss|ca|pa)_" + tail.format(r"[a-fA-F0-9]{32}") + _E), "a Shopify access token", False),
-            (c(_B + r"dop_v1_" + tail.format(r"[a-f0-9]{64}") + _E), "a DigitalOcean token", False),
+            (('ltai',), c(_B + r"LTAI" + tail.format(r"[A-Za-z0-9]{12,28}") + _E), "an Alibaba Cloud AccessKey", True),
+            (('akid',), c(_B + r"AKID" + tail.format(r"[A-Za-z0-9]{32}") + _E), "a Tencent Cloud SecretId", True),
+            (('shp',), c(_B + r"shp(?:at|ss|ca|pa)_" + tail.format(r"[a-fA-F0-9]{32}") + _E), "a Shopify access token", False),
+            (('dop_v1_',), c(_B + r"dop_v1_" + tail.format(r"[a-f0-9]{64}") + _E), "a DigitalOcean token", False),
             # Chat webhooks: whoever has the URL can post as the bot.
-            (c(r"discord(?:app)?\.com/api/webhooks/\d{5,}/" + tail.format(r"[\w\-]{40,}")), "a Discord webhook URL", True),
-            (c(r"(?:open\.feishu\.cn|open\.larksuite\.com)/open-apis/bot/v2/hook/" + tail.format(r"[0-9a-f\-]{32,}")),
+            (('discord',), c(r"discord(?:app)?\.com/api/webhooks/\d{5,}/" + tail.format(r"[\w\-]{40,}")), "a Discord webhook URL", True),
+            (('/open-apis/bot/v2/hook/',), c(r"(?:open\.feishu\.cn|open\.larksuite\.com)/open-apis/bot/v2/hook/" + tail.format(r"[0-9a-f\-]{32,}")),
              "a chat webhook URL", False),
-            (c(r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=" + tail.format(r"[0-9a-f\-]{32,}")),
+            (('qyapi.weixin.qq.com/cgi-bin/webhook/send?key=',), c(r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=" + tail.format(r"[0-9a-f\-]{32,}")),
              "a chat webhook URL", False),
             # Formats found missing by the independent corpus (issue 17; tests/data/
             # secret_corpus_independent.py names the scanner rule each comes from).
             # Google OAuth access and refresh tokens (trufflehog googleoauth2).
-            (c(_B + r"ya29\." + tail.format(r"[0-9A-Za-z_\-]{30,}")), "a Google OAuth token", True),
-            (c(_B + r"1//0" + tail.format(r"[0-9A-Za-z_\-]{40,}")), "a Google OAuth refresh token", True),
+            (('ya29.',), c(_B + r"ya29\." + tail.format(r"[0-9A-Za-z_\-]{30,}")), "a Google OAuth token", True),
+            (('1//0',), c(_B + r"1//0" + tail.format(r"[0-9A-Za-z_\-]{40,}")), "a Google OAuth refresh token", True),
             # Mailgun private API keys (gitleaks mailgun.go): "key-" and 32 hex digits.
-            (c(_B + r"(?:pub)?key-" + tail.format(r"[0-9a-f]{32}") + _E), "a Mailgun API key", True),
+            (('key-',), c(_B + r"(?:pub)?key-" + tail.format(r"[0-9a-f]{32}") + _E), "a Mailgun API key", True),
             # Mapbox secret tokens (gitleaks mapbox.go); "pk." ones are public.
-            (c(_B + r"sk\.eyJ" + tail.format(r"[A-Za-z0-9_\-]{40,}") + r"\.[A-Za-z0-9_\-]{16,}"), "a Mapbox secret token", True),
+            (('sk.eyj',), c(_B + r"sk\.eyJ" + tail.format(r"[A-Za-z0-9_\-]{40,}") + r"\.[A-Za-z0-9_\-]{16,}"), "a Mapbox secret token", True),
             # Notion integration secrets (gitleaks notion.go).
-            (c(_B + r"secret_" + tail.format(r"[A-Za-z0-9]{43}") + _E), "a Notion integration secret", True),
-            (c(_B + r"ntn_\d{11}" + tail.format(r"[A-Za-z0-9]{35}") + _E), "a Notion integration secret", True),
+            (('secret_',), c(_B + r"secret_" + tail.format(r"[A-Za-z0-9]{43}") + _E), "a Notion integration secret", True),
+            (('ntn_',), c(_B + r"ntn_\d{11}" + tail.format(r"[A-Za-z0-9]{35}") + _E), "a Notion integration secret", True),
             # Firebase Cloud Messaging legacy server keys; a device token has no "AAAA" part.
-            (c(_B + r"AAAA[A-Za-z0-9_\-]{7}:APA91b" + tail.format(r"[A-Za-z0-9_\-]{100,}")), "a Firebase server key", True),
+            (('apa91b',), c(_B + r"AAAA[A-Za-z0-9_\-]{7}:APA91b" + tail.format(r"[A-Za-z0-9_\-]{100,}")), "a Firebase server key", True),
             # Sentry auth tokens (trufflehog sentrytoken) and DSNs (a key in the URL's user part).
-            (c(_B + r"sntryu_" + tail.format(r"[a-f0-9]{64}") + _E), "a Sentry token", True),
-            (c(_B + r"sntrys_eyJ" + tail.format(r"[A-Za-z0-9+/=_\-]{40,}")), "a Sentry token", True),
-            (c(r"(?i)\bhttps?://" + tail.format(r"[0-9a-f]{32}") + r"(?::[0-9a-f]{32})?@[\w.\-]+(?::\d+)?/\d+"), "a Sentry DSN", True),
+            (('sntryu_',), c(_B + r"sntryu_" + tail.format(r"[a-f0-9]{64}") + _E), "a Sentry token", True),
+            (('sntrys_eyj',), c(_B + r"sntrys_eyJ" + tail.format(r"[A-Za-z0-9+/=_\-]{40,}")), "a Sentry token", True),
+            (('http',), c(r"(?i)\bhttps?://" + tail.format(r"[0-9a-f]{32}") + r"(?::[0-9a-f]{32})?@[\w.\-]+(?::\d+)?/\d+"), "a Sentry DSN", True),
             # Docker Hub personal and organisation access tokens (trufflehog dockerhub).
-            (c(_B + r"dckr_(?:pat|oat)_" + tail.format(r"[A-Za-z0-9_\-]{20,}")), "a Docker Hub token", True),
+            (('dckr_',), c(_B + r"dckr_(?:pat|oat)_" + tail.format(r"[A-Za-z0-9_\-]{20,}")), "a Docker Hub token", True),
             # gitleaks rules: Databricks, Dynatrace, Linear, HashiCorp Vault, Grafana, Postman,
             # Pulumi, Atlassian, Facebook, Flutterwave, Adyen, GitLab runner tokens.
-            (c(_B + r"dapi" + tail.format(r"[a-f0-9]{32}") + r"(?:-\d)?" + _E), "a Databricks token", True),
-            (c(_B + r"dt0c01\.[A-Z0-9]{24}\." + tail.format(r"[A-Z0-9]{64}") + _E), "a Dynatrace token", True),
-            (c(_B + r"lin_api_" + tail.format(r"[A-Za-z0-9]{40}") + _E), "a Linear API key", True),
-            (c(_B + r"hv[sbr]\." + tail.format(r"[A-Za-z0-9_\-]{24,}")), "a HashiCorp Vault token", True),
-            (c(_B + r"gls[a]_" + tail.format(r"[A-Za-z0-9]{32}") + r"_[a-f0-9]{8}" + _E), "a Grafana token", True),
-            (c(_B + r"glc_" + tail.format(r"[A-Za-z0-9+/]{32,}={0,2}")), "a Grafana token", True),
-            (c(_B + r"PMAK-[a-f0-9]{24}-" + tail.format(r"[a-f0-9]{34}") + _E), "a Postman API key", True),
-            (c(_B + r"pul-" + tail.format(r"[a-f0-9]{40}") + _E), "a Pulumi token", True),
-            (c(_B + r"ATATT3" + tail.format(r"[A-Za-z0-9_\-=]{100,}")), "an Atlassian API token", True),
-            (c(_B + r"EAA[A-Za-z0-9]{1,3}" + tail.format(r"[A-Za-z0-9]{80,}") + _E), "a Facebook access token", True),
-            (c(_B + r"FLWSECK(?:_TEST)?-" + tail.format(r"[a-h0-9]{32}") + r"-X"), "a Flutterwave secret key", True),
-            (c(_B + r"AQE[A-Za-z0-9]{2}" + tail.format(r"[A-Za-z0-9_\-]{60,}")), "an Adyen API key", True),
-            (c(_B + r"glrt-" + tail.format(r"[A-Za-z0-9_\-]{20,}")), "a GitLab runner token", True),
+            (('dapi',), c(_B + r"dapi" + tail.format(r"[a-f0-9]{32}") + r"(?:-\d)?" + _E), "a Databricks token", True),
+            (('dt0c01.',), c(_B + r"dt0c01\.[A-Z0-9]{24}\." + tail.format(r"[A-Z0-9]{64}") + _E), "a Dynatrace token", True),
+            (('lin_api_',), c(_B + r"lin_api_" + tail.format(r"[A-Za-z0-9]{40}") + _E), "a Linear API key", True),
+            (('hvs.', 'hvb.', 'hvr.'), c(_B + r"hv[sbr]\." + tail.format(r"[A-Za-z0-9_\-]{24,}")), "a HashiCorp Vault token", True),
+            (('glsa_',), c(_B + r"gls[a]_" + tail.format(r"[A-Za-z0-9]{32}") + r"_[a-f0-9]{8}" + _E), "a Grafana token", True),
+            (('glc_',), c(_B + r"glc_" + tail.format(r"[A-Za-z0-9+/]{32,}={0,2}")), "a Grafana token", True),
+            (('pmak-',), c(_B + r"PMAK-[a-f0-9]{24}-" + tail.format(r"[a-f0-9]{34}") + _E), "a Postman API key", True),
+            (('pul-',), c(_B + r"pul-" + tail.format(r"[a-f0-9]{40}") + _E), "a Pulumi token", True),
+            (('atatt3',), c(_B + r"ATATT3" + tail.format(r"[A-Za-z0-9_\-=]{100,}")), "an Atlassian API token", True),
+            (('eaa',), c(_B + r"EAA[A-Za-z0-9]{1,3}" + tail.format(r"[A-Za-z0-9]{80,}") + _E), "a Facebook access token", True),
+            (('flwseck',), c(_B + r"FLWSECK(?:_TEST)?-" + tail.format(r"[a-h0-9]{32}") + r"-X"), "a Flutterwave secret key", True),
+            (('aqe',), c(_B + r"AQE[A-Za-z0-9]{2}" + tail.format(r"[A-Za-z0-9_\-]{60,}")), "an Adyen API key", True),
+            (('glrt-',), c(_B + r"glrt-" + tail.format(r"[A-Za-z0-9_\-]{20,}")), "a GitLab runner token", True),
         ]
 
         self.pem_header = c(r"BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-*|PuTTY-User-Key-File-\d:?")

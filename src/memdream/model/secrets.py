@@ -61,7 +61,9 @@ password is sunshine." is refused, "my password is expired." is not), so an unus
 adjective can pass for a password and vice versa ("the password: Tuesday" is refused).
 
 Importing this module compiles nothing and imports nothing heavy.  Each rule is compiled on
-its first use.  detect-secrets (which pulls in ``requests``; about 0.15 s in a new process)
+its first use, and a check is used only on a text holding a word every match of its patterns
+holds (secret_rules.GATES, each vendor rule's keywords, as gitleaks' rules have): a plain
+sentence compiles almost none of them.  detect-secrets (which pulls in ``requests``; about 0.15 s in a new process)
 is imported, once and under a lock, only when a text could hold what one of its plugins
 finds (a long token-like run, a URL, a JWT's ``eyJ``, a PEM header, a password word; see
 ``secret_engine.may_match_library_vendor``) or when a value next to a credential word is
