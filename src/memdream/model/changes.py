@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import cache
 
 from memdream.model import lazyre as re
-from memdream.model.script import has_han
+from memdream.model.script import fold_case, has_han
 
 # ---- English ---------------------------------------------------------------------------------
 
@@ -63,7 +63,23 @@ _EN_AFTER = [  # the old value, then the marker
            r"(?:died|broke|broke down|gave (?:up|out)|stopped working|is dead|is gone|is history|bit the dust)\b"),
     (True, r"(?:^|[,.;:!?]\s*)(?P<v>[\w'’+#.&-]+(?:\s+[\w'’+#.&-]+){0,3}?)\s+(?:is|was)\s+(?:history|a thing of the past|no more)\b"),
 ]
-_EN_RES = [(any_word, re.compile(p, re.I)) for any_word, p in _EN_BEFORE + _EN_AFTER]
+# Every match of an English marker holds one of its words (in a text folded by script.fold_case,
+# as (?i) reads it; tests/test_changes.py generates matches of every pattern to check it): a
+# pattern is compiled and run only on a text holding one (compiling all of them was about 6 ms
+# of every `memdream remember` of a plain line; issue 21).
+_EN_MARKERS: list[tuple[str, ...]] = [
+    ("from",),
+    ("ditch", "dump", "drop", "replac", "trad", "gave", "giving", "from", "rid", "stopped", "longer", "used"),
+    ("forget", "bye", "long", "farewell", "rip", "r.i.p"),
+    ("longer",),
+    ("uninstall", "deleted", "cancel"),
+    ("left", "leaving", "quit", "resign", "notice", "fired", "laid", "moved", "sold", "selling", "retired", "rehomed",
+     "broke", "breaking", "split", "separated", "divorced", "ended", "bye", "longer"),
+    ("and i",),
+    ("died", "broke", "gave", "stopped", "dead", "gone", "history", "dust"),
+    ("history", "past", "more"),
+]  # fmt: skip
+_EN_RES = [(any_word, re.compile(p, re.I), words) for (any_word, p), words in zip(_EN_BEFORE + _EN_AFTER, _EN_MARKERS, strict=True)]
 _NAME = re.compile(r"[A-Z0-9]")
 _MOVED_ME = re.compile(r"\w+\s+(?:me|us)\b", re.I)
 _EN_NEGATED = re.compile(r"\b(?:not|never|didn't|did not|don't|do not|won't|will not|can't|cannot|couldn't|wouldn't|haven't|hasn't|no way)\s+(?:\w+\s+){0,2}$", re.I)
@@ -150,7 +166,10 @@ def old_values(text: str) -> list[str]:
     if _SPEAKER.match(text):
         return []  # a speaker's transcript line: someone's words, not the user's change
     out: list[str] = []
-    for any_word, pattern in _EN_RES if _LATIN.search(text) else ():
+    folded = fold_case(text) if _LATIN.search(text) else ""
+    for any_word, pattern, words in _EN_RES if folded else ():
+        if not any(w in folded for w in words):
+            continue  # no match can be there: the pattern is not even compiled
         for m in pattern.finditer(text):
             before = text[: m.start()]
             sentence = re.split(r"[.!?;]\s", before)[-1]
