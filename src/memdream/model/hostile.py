@@ -11,7 +11,7 @@ user):
   or to ignore its instructions, whoever wrote it ("injection").
 * ``injection_kind(text)``: which of the two kinds of steering a text holds, zh and en.
 
-Pure functions, regular expressions compiled at import (a few, cheap).
+Pure functions; the two patterns are compiled on the first text that may hold a match.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from memdream.model.entry import INSTRUCTION, RULE
 from memdream.model import lazyre as re
+from memdream.model.script import fold_case
 
 __all__ = ["PENDING_UNCONFIRMED", "PENDING_INJECTION", "injection_kind", "pending_reason"]
 
@@ -59,13 +60,26 @@ _SEND = re.compile(
 )
 
 
+# Every match of _SEND names a destination (an address with "@", a URL, a webhook ...) or says
+# 把 / 将; every match of _IGNORE holds one of its verbs or phrases. A pattern is compiled and run
+# only on a text (folded by script.fold_case, as (?i) reads it) holding one of its words: most
+# memories hold none, and compiling both cost about 3 ms of every new process that writes
+# (issue 21). tests/test_hostile.py generates matches of both patterns to check the words.
+SEND_WORDS = ("@", "http", "webhook", "server", "endpoint", "url", "address", "telegram", "discord", "把", "将")
+IGNORE_WORDS = (
+    "ignore", "disregard", "forget", "override", "bypass", "skip", "bound", "prompt", "jailbreak",
+    "忽略", "无视", "忽视", "不要理会", "别管", "不用管", "覆盖", "绕过", "忘掉", "忘记",
+)  # fmt: skip
+
+
 def injection_kind(text: str) -> str | None:
     """"sends data" or "overrides instructions" when `text` steers the agent that way, else None."""
     if not text:
         return None
-    if _SEND.search(text):
+    folded = fold_case(text)
+    if any(w in folded for w in SEND_WORDS) and _SEND.search(text):
         return "sends data"
-    if _IGNORE.search(text):
+    if any(w in folded for w in IGNORE_WORDS) and _IGNORE.search(text):
         return "overrides instructions"
     return None
 
