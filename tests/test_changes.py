@@ -255,3 +255,13 @@ def test_every_english_marker_match_holds_a_marker_word(pattern, words: tuple[st
     match = data.draw(st.from_regex(generable, fullmatch=True))
     folded = fold_case(match)
     assert any(w in folded for w in words), match
+
+
+@pytest.mark.parametrize("pattern,words", list(zip(changes._ZH_RES, changes._ZH_MARKERS)), ids=[p.pattern[:24] for p in changes._ZH_RES])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_every_chinese_marker_match_holds_a_marker_word(pattern, words: tuple[str, ...], data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
+    # The value one character: its matches hold fewer words, so the test is stricter.
+    generable = re.compile(_LOOKBEHIND.sub("", pattern.pattern.replace(changes._ZH_V, "(?P<v>x)")), pattern.flags)
+    match = data.draw(st.from_regex(generable, fullmatch=True))
+    assert any(w in match for w in words), match
