@@ -57,3 +57,39 @@ def test_chinese_texts_still_take_the_chinese_patterns() -> None:
     s = slot_of("我在西湖区上班")
     assert s is not None and s.key == "employer"
     assert {"咖啡"} <= plain_words("我喜欢咖啡")
+
+
+CHINESE = [
+    "我住在余杭区", "搬到了杭州", "我在字节跳动上班", "我老婆叫小林", "我家的猫叫豆豆", "我吃素", "我对花生过敏",
+    "我用 Vim 写代码", "每天早上七点起床", "坐地铁上班要四十分钟", "我开一辆比亚迪", "我的手机是小米14", "今天天气不错",
+]
+
+
+@pytest.mark.parametrize("text", CHINESE)
+def test_a_text_without_latin_letters_finds_the_same_slot_with_the_chinese_cue_alone(text: str) -> None:
+    latin = re.search("[A-Za-z\u017f\u212a\u0130\u0131]", text)
+    for s in SLOTS:
+        full = s.cue.search(text)
+        if latin or s.cue_zh is None:
+            continue
+        zh = s.cue_zh.search(text)
+        assert (full and full.span()) == (zh and zh.span()), (s.key, text)
+
+
+@pytest.mark.parametrize("slot", [s for s in SLOTS if s.cue_en is not None], ids=lambda s: s.key)
+def test_every_english_cue_match_holds_a_latin_letter(slot) -> None:  # type: ignore[no-untyped-def]
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(st.from_regex(slot.cue_en.compiled(), fullmatch=True))
+    def holds(match: str) -> None:
+        assert re.search("[A-Za-z\u017f\u212a\u0130\u0131]", match), match
+
+    holds()
+
+
+def test_the_chinese_cues_hold_no_latin_letter_so_ignoring_case_changes_nothing() -> None:
+    for s in SLOTS:
+        if s.cue_zh is not None:
+            assert not re.search("[A-Za-z]", re.sub(r"\\u[0-9a-fA-F]{4}|\\[A-Za-z]", "", s.cue_zh.pattern)), s.key
