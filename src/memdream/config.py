@@ -145,6 +145,11 @@ class Config:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     store: str = field(default="", repr=False)  # a PostgreSQL URL: the team server (docs/team-server.md); "" = this vault folder
 
+    @property
+    def llm_configured(self) -> bool:
+        """Is a model configured ([llm] base_url or model)? Without one every LLM phase is skipped."""
+        return bool(self.llm_base_url or self.llm_model)
+
     def tzinfo(self) -> ZoneInfo | None:
         if not self.timezone:
             return None

@@ -182,7 +182,7 @@ class Core:
     def llm(self) -> "LLM | None":
         """The configured model, or None: every LLM phase is then skipped with a status line."""
         if not self._llm_loaded:
-            if self.config.llm_base_url or self.config.llm_model:  # none configured: no client to import (issue 21)
+            if self.config.llm_configured:  # none configured: no client to import (issue 21)
                 from memdream.llm.client import load_llm
 
                 self._llm = load_llm(self.config)

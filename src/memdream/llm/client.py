@@ -275,6 +275,6 @@ class OpenAICompatLLM:
 
 def load_llm(config: Any) -> OpenAICompatLLM | None:
     """The configured model, or None when none is configured (every LLM phase is then skipped)."""
-    if not config.llm_base_url and not config.llm_model:
+    if not config.llm_configured:
         return None
     return OpenAICompatLLM(config.llm_base_url, config.llm_model, config.llm_api_key or None, config.llm_timeout)
