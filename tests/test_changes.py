@@ -233,26 +233,19 @@ def test_a_look_alike_with_a_contradiction_signal_is_left_to_the_contradiction_r
 
 # ---- the English markers' gate (changes._EN_MARKERS) --------------------------------------------
 
-import re  # noqa: E402
-
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from memdream.model import changes  # noqa: E402
 from memdream.model.script import fold_case  # noqa: E402
-
-_LOOKBEHIND = re.compile(r"\(\?<[!=][^()]*\)")
-
+from regex_gen import matches  # noqa: E402
 
 @pytest.mark.parametrize("pattern,words", [(p, w) for _any, p, w in changes._EN_RES], ids=[p.pattern[:40] for _a, p, _w in changes._EN_RES])
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_every_english_marker_match_holds_a_marker_word(pattern, words: tuple[str, ...], data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
-    # Without its lookbehinds (hypothesis cannot generate them) a pattern matches more strings, and
-    # with the value one letter its matches hold fewer words: both make the test stricter (and the
-    # value's stop-word lookahead slow to generate).
-    generable = re.compile(_LOOKBEHIND.sub("", pattern.pattern.replace(changes._VALUE, "(?P<v>x)")), pattern.flags)
-    match = data.draw(st.from_regex(generable, fullmatch=True))
+    # The value one letter (stricter; its stop-word lookahead is also slow to generate).
+    match = data.draw(matches(pattern, {changes._VALUE: "(?P<v>x)"}))
     folded = fold_case(match)
     assert any(w in folded for w in words), match
 
@@ -261,7 +254,5 @@ def test_every_english_marker_match_holds_a_marker_word(pattern, words: tuple[st
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_every_chinese_marker_match_holds_a_marker_word(pattern, words: tuple[str, ...], data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
-    # The value one character: its matches hold fewer words, so the test is stricter.
-    generable = re.compile(_LOOKBEHIND.sub("", pattern.pattern.replace(changes._ZH_V, "(?P<v>x)")), pattern.flags)
-    match = data.draw(st.from_regex(generable, fullmatch=True))
+    match = data.draw(matches(pattern, {changes._ZH_V: "(?P<v>x)"}))  # the value one character: stricter
     assert any(w in match for w in words), match

@@ -3,7 +3,6 @@ in English and Chinese."""
 
 from __future__ import annotations
 
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,13 +11,14 @@ from hypothesis import strategies as st
 from memdream.model import hostile
 from memdream.model.hostile import IGNORE_WORDS, SEND_WORDS, injection_kind
 from memdream.model.script import fold_case
+from regex_gen import matches
 
 
 @pytest.mark.parametrize("pattern,words", [(hostile._SEND, SEND_WORDS), (hostile._IGNORE, IGNORE_WORDS)], ids=["send", "ignore"])
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_every_match_holds_a_gate_word(pattern, words: tuple[str, ...], data: st.DataObject) -> None:  # type: ignore[no-untyped-def]
-    match = data.draw(st.from_regex(re.compile(pattern.pattern, pattern.flags), fullmatch=True))
+    match = data.draw(matches(pattern))
     folded = fold_case(match)
     assert any(w in folded for w in words), match
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import cache
 
 from memdream.model import lazyre as re
-from memdream.model.script import fold_case, has_han
+from memdream.model.script import fold_case, holds_any
 
 # ---- English ---------------------------------------------------------------------------------
 
@@ -90,10 +90,6 @@ _EN_OTHER = re.compile(
     re.I,
 )
 _SPEAKER = re.compile(r"^\s*[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}:\s")
-# Every English marker holds a Latin letter (ignoring case, also the long s and the Kelvin sign),
-# every Chinese one a Chinese character: a text without any skips that language's patterns, and
-# a new process compiles only what it can match (about 1 ms a Chinese pattern; issue 21).
-_LATIN = re.compile("[A-Za-z\u017f\u212a]")
 
 # ---- Chinese ---------------------------------------------------------------------------------
 
@@ -135,7 +131,7 @@ _ZH_MARKERS: list[tuple[str, ...]] = [
     ("卖掉了", "卖了", "转手了", "出掉了"),
     ("以前",),
 ]  # fmt: skip
-assert len(_ZH_MARKERS) == len(_ZH_RES)
+_ZH_GATED = list(zip(_ZH_RES, _ZH_MARKERS, strict=True))
 # The words of taking leave of a conversation: "那就这样拜拜", "拜拜，明天聊" end no value.
 _ZH_CLOSING = re.compile(r"这样|先|聊|见|说|走|睡|晚安|回头|下次|改天|明天|谢谢|好的|大家|各位|你们")
 _ZH_FAREWELL = re.compile(r"再见|拜拜|永别")
@@ -183,9 +179,9 @@ def old_values(text: str) -> list[str]:
     if _SPEAKER.match(text):
         return []  # a speaker's transcript line: someone's words, not the user's change
     out: list[str] = []
-    folded = fold_case(text) if _LATIN.search(text) else ""
-    for any_word, pattern, words in _EN_RES if folded else ():
-        if not any(w in folded for w in words):
+    folded = fold_case(text)
+    for any_word, pattern, words in _EN_RES:
+        if not holds_any(folded, words):
             continue  # no match can be there: the pattern is not even compiled
         for m in pattern.finditer(text):
             before = text[: m.start()]
@@ -198,8 +194,8 @@ def old_values(text: str) -> list[str]:
                 continue
             if v and v.lower() not in GENERIC_VALUES and not _EN_OTHER.fullmatch(v):
                 out.append(v)
-    for pattern, words in zip(_ZH_RES, _ZH_MARKERS) if has_han(text) else ():
-        if not any(w in text for w in words):
+    for pattern, words in _ZH_GATED:
+        if not holds_any(text, words):
             continue  # no match can be there: the pattern is not even compiled
         for m in pattern.finditer(text):
             before = text[: m.start()]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from memdream.model.entry import INSTRUCTION, RULE
 from memdream.model import lazyre as re
-from memdream.model.script import fold_case
+from memdream.model.script import fold_case, holds_any
 
 __all__ = ["PENDING_UNCONFIRMED", "PENDING_INJECTION", "injection_kind", "pending_reason"]
 
@@ -77,9 +77,9 @@ def injection_kind(text: str) -> str | None:
     if not text:
         return None
     folded = fold_case(text)
-    if any(w in folded for w in SEND_WORDS) and _SEND.search(text):
+    if holds_any(folded, SEND_WORDS) and _SEND.search(text):
         return "sends data"
-    if any(w in folded for w in IGNORE_WORDS) and _IGNORE.search(text):
+    if holds_any(folded, IGNORE_WORDS) and _IGNORE.search(text):
         return "overrides instructions"
     return None
 

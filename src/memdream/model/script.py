@@ -40,3 +40,14 @@ def fold_case(text: str) -> str:
     """`text` lower-cased, with the characters (?i) takes for i, s and k made those letters: a
     word a case-insensitive pattern needs is in a text only if it is in this."""
     return text.translate(_FOLD).lower()
+
+
+def holds_any(folded: str, words: tuple[str, ...]) -> bool:
+    """Does `folded` (a `fold_case` text) hold one of `words`? The gate before a pattern that
+    every match of which holds one of them: without one, the pattern cannot match."""
+    return any(w in folded for w in words)
+
+
+def has_latin(text: str) -> bool:
+    """Does the text hold a letter (?i) reads as a Latin one (the long s and the Kelvin sign too)?"""
+    return any("a" <= ch <= "z" for ch in fold_case(text))

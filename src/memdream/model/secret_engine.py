@@ -14,7 +14,7 @@ import re
 import threading
 from typing import Callable, Optional
 
-from memdream.model.script import fold_case as fold
+from memdream.model.script import fold_case, holds_any
 from memdream.model.secret_plugins import import_detect_secrets
 from memdream.model.secret_rules import (
     CN_ID_WEIGHTS,
@@ -56,10 +56,6 @@ def may_match_library_vendor(text: str) -> bool:
     return False
 
 
-def _holds(folded: str, words: tuple[str, ...]) -> bool:
-    return any(w in folded for w in words)
-
-
 def _has_alpha(v: str) -> bool:
     return any(c.isalpha() for c in v)
 
@@ -94,15 +90,16 @@ class Engine:
         self.r = Rules()
         # Each check with what a text must hold for it to find anything (secret_rules.GATES;
         # None: the check has its own gate or none): a check runs, and its patterns are
-        # compiled, only on a text that passes.
-        self.checks: tuple[tuple[Callable[[str], Optional[str]], Optional[tuple[str, ...]]], ...] = (
+        # compiled, only on a text that passes. A check is given the text and the text folded
+        # (script.fold_case), made once per call.
+        self.checks: tuple[tuple[Callable[[str, str], Optional[str]], Optional[tuple[str, ...]]], ...] = (
             (self._check_library_vendors, None),
             (self._check_homemade_vendors, None),
-            (self._check_private_key, None),
+            (self._check_private_key, GATES["private_key"]),
             (self._check_url_credentials, GATES["url_credentials"]),
             (self._check_auth_headers, GATES["auth_headers"]),
             (self._check_natural_language, GATES["natural_language"]),
-            (self._check_library_keywords, None),
+            (self._check_library_keywords, KEYWORD_DETECTOR_STEMS),
             (self._check_command_lines, GATES["command_lines"]),
             (self._check_recovery_material, GATES["recovery_material"]),
             (self._check_env_assignment, GATES["env_assignment"]),
@@ -135,18 +132,18 @@ class Engine:
         return bool(self.ds["heuristic"].is_potential_uuid(v))
 
     def find(self, text: str) -> Optional[str]:
-        folded = fold(text)
+        folded = fold_case(text)
         for check, gate in self.checks:
-            if gate is not None and not _holds(folded, gate):
+            if gate is not None and not holds_any(folded, gate):
                 continue
-            found = check(text)
+            found = check(text, folded)
             if found:
                 return found
         return None
 
     # -- detect-secrets ---------------------------------------------------------------
 
-    def _check_library_vendors(self, text: str) -> Optional[str]:
+    def _check_library_vendors(self, text: str, folded: str) -> Optional[str]:
         return self.library_vendor_finding(text) if may_match_library_vendor(text) else None
 
     def library_vendor_finding(self, text: str) -> Optional[str]:
@@ -163,15 +160,13 @@ class Engine:
                 continue
         return None
 
-    def _check_library_keywords(self, text: str) -> Optional[str]:
+    def _check_library_keywords(self, text: str, folded: str) -> Optional[str]:
         """detect-secrets' ``KeywordDetector``: ``password = "..."``, ``api_key: ...``.
 
         Its value group runs to the end of the line, so we judge the first token only,
         and we do judge it: alone, the plugin flags ``password: forgot it`` and
         ``api_key = os.environ["OPENAI_API_KEY"]``.
         """
-        if not _holds(fold(text), KEYWORD_DETECTOR_STEMS):
-            return None
         for table in self.ds["keyword_tables"]:
             for value in self.ds["keyword_detector"].analyze_string(text, denylist_regex_to_group=table):
                 words = value.split() if value else []
@@ -183,12 +178,9 @@ class Engine:
                     return "a password or secret key"
         return None
 
-    def _check_private_key(self, text: str) -> Optional[str]:
+    def _check_private_key(self, text: str, folded: str) -> Optional[str]:
         # PrivateKeyDetector fires on the header alone; we also require key material after
         # it, so "my file starts with -----BEGIN OPENSSH PRIVATE KEY-----" is a question.
-        lowered = text.lower()
-        if "begin" not in lowered and "putty" not in lowered:  # every pattern of the plugin holds one
-            return None
         if not any(True for _ in self.ds["private_key"].analyze_string(text)):
             return None
         for m in self.r.pem_header.finditer(text):
@@ -202,10 +194,9 @@ class Engine:
 
     # -- home-made: formats -------------------------------------------------------------
 
-    def _check_homemade_vendors(self, text: str) -> Optional[str]:
-        folded = fold(text)
+    def _check_homemade_vendors(self, text: str, folded: str) -> Optional[str]:
         for keywords, regex, description, needs_randomness in self.r.vendors:
-            if not _holds(folded, keywords):
+            if not holds_any(folded, keywords):
                 continue  # no match can be there: the rule is not even compiled
             for m in regex.finditer(text):
                 if needs_randomness and not self._random_looking(m.group("tail")):
@@ -213,7 +204,7 @@ class Engine:
                 return description
         return None
 
-    def _check_url_credentials(self, text: str) -> Optional[str]:
+    def _check_url_credentials(self, text: str, folded: str) -> Optional[str]:
         # BasicAuthDetector matches "://user:pass@" only when neither part holds a reserved
         # or sub-delimiter character, so it misses "redis://:pass@host" (empty user) and
         # passwords with ! $ * ( ) , ; = in them, and it flags the "user:password@"
@@ -246,7 +237,7 @@ class Engine:
             return False
         return not (pw.isdigit() and len(pw) <= 5)  # "host:8080@" is a port
 
-    def _check_auth_headers(self, text: str) -> Optional[str]:
+    def _check_auth_headers(self, text: str, folded: str) -> Optional[str]:
         # No detect-secrets plugin looks at HTTP authorization schemes.
         for m in self.r.bearer.finditer(text):
             if self._key_value(m.group("v"), "bearer"):
@@ -262,7 +253,7 @@ class Engine:
                 return "an HTTP Basic auth credential"
         return None
 
-    def _check_command_lines(self, text: str) -> Optional[str]:
+    def _check_command_lines(self, text: str, folded: str) -> Optional[str]:
         # "curl -u admin:S3cret!", "mysql -u root -pR00t", "login with admin / P@ssw0rd!":
         # pairs with no "password" word to anchor on and no URL around them.
         for m in self.r.cli_password.finditer(text):
@@ -275,7 +266,7 @@ class Engine:
                 return "a username and password"
         return None
 
-    def _check_recovery_material(self, text: str) -> Optional[str]:
+    def _check_recovery_material(self, text: str, folded: str) -> Optional[str]:
         # Wallet seed phrases: twelve or more plain words after "seed phrase" / "助记词".
         for m in self.r.seed_phrase.finditer(text):
             words = m.group("words").split()
@@ -293,7 +284,7 @@ class Engine:
                 return "a set of 2FA recovery codes"
         return None
 
-    def _check_env_assignment(self, text: str) -> Optional[str]:
+    def _check_env_assignment(self, text: str, folded: str) -> Optional[str]:
         """``AZURE_OPENAI_KEY=3f9a...``: a name ending in key/token/secret/... and a random value."""
         if "=" not in text and ":" not in text:
             return None
@@ -303,7 +294,7 @@ class Engine:
                 return "an API key or secret"
         return None
 
-    def _check_personal_numbers(self, text: str) -> Optional[str]:
+    def _check_personal_numbers(self, text: str, folded: str) -> Optional[str]:
         """Card numbers (with a card word), Chinese resident ID numbers, US SSNs."""
         r = self.r
         if sum(c.isdigit() for c in text) < 9:
@@ -325,7 +316,7 @@ class Engine:
 
     # -- home-made: natural language ------------------------------------------------------
 
-    def _check_natural_language(self, text: str) -> Optional[str]:
+    def _check_natural_language(self, text: str, folded: str) -> Optional[str]:
         """"my password is hunter2", "银行卡密码 482913", "API key: 3f9a...", "PIN码是 2580"."""
         r = self.r
         for m in r.credential_word.finditer(text):

@@ -81,12 +81,14 @@ STOP_SUFFIXES = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive")
 # tests/test_secrets.py), so a text without any of them cannot match KeywordDetector.
 KEYWORD_DETECTOR_STEMS = ("key", "pass", "pwd", "secret", "contrase")
 
-# What a text must hold (folded: model/secret_engine.fold) for a check to find anything; a
+# What a text must hold (folded: model/script.fold_case) for a check to find anything; a
 # check's regular expressions are compiled on the first text that does. Every match of the
 # check's patterns holds one of these (tests/test_secrets_gate.py generates matches of each
 # pattern to check it): a new process that writes "The standup moved to 9:30" compiled all of
 # them, about 15 ms (issue 21).
 GATES = {
+    # Every pattern of detect-secrets' PrivateKeyDetector holds one (tests/test_secrets_gate.py).
+    "private_key": ("begin", "putty"),
     # url_userinfo needs "://", query_secret "=" (basic_auth, the plugin, "://").
     "url_credentials": ("://", "="),
     "auth_headers": ("bearer", "basic"),
@@ -136,7 +138,7 @@ class Rules:
         tail = r"(?P<tail>{})"
         # Vendor formats detect-secrets 1.5 lacks: (keywords, regex, description, whether the
         # "tail" group must look random, which keeps "sk-xxxx..." placeholders out). Every
-        # match holds one of the keywords (folded: model/secret_engine.fold), as gitleaks'
+        # match holds one of the keywords (folded: model/script.fold_case), as gitleaks'
         # rules do, so a rule is compiled and run only on a text holding one of them
         # (tests/test_secrets_gate.py generates matches of every rule to check it).
         self.vendors: list[tuple[tuple[str, ...], re.Pattern[str], str, bool]] = [

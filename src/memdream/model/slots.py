@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memdream.model import lazyre as re
+from memdream.model.script import has_latin
 from memdream.model.similarity import contradiction, is_duplicate, plain, plain_words, swapped_parts
 
 MAX_VALUE_WORDS = 6  # a text whose value takes more words than this is a story, not a slot value
@@ -90,9 +91,6 @@ SLOTS: tuple[SlotDef, ...] = (
     _slot("commute", r"commute|commuting|goes to work by|to work every day", r"通勤|上班的交通|坐[\u4e00-\u9fff]{1,4}上班", "commut work go goe take offic day 通勤 上班 坐"),
 )
 _BY_KEY = {s.key: s for s in SLOTS}
-# A letter (?i) reads as Latin (also the long s and the Kelvin sign): a text without one cannot
-# hold an English cue.
-_LATIN = re.compile("[A-Za-z\u017f\u212a\u0130\u0131]")
 
 
 @dataclass(frozen=True)
@@ -135,9 +133,11 @@ def _someone_else(text: str, start: int, key: str, cue: str = "I", own: frozense
 
 def slot_of(text: str) -> Slot | None:
     """The personal slot the text states and its value words, or None."""
-    ascii_text = text.isascii()
+    # An ASCII text can match only the English cue, a text without a Latin letter only the Chinese.
+    en_only = text.isascii()
+    zh_only = not en_only and not has_latin(text)
     for s in SLOTS:
-        cue = s.cue_en if ascii_text else s.cue if _LATIN.search(text) else s.cue_zh
+        cue = s.cue_en if en_only else s.cue_zh if zh_only else s.cue
         m = cue.search(text) if cue is not None else None
         if m:
             if _someone_else(text, m.start(), s.key, m.group(0)):
