@@ -412,6 +412,30 @@ def test_hit_counts_are_batched(any_mem) -> None:
     assert not any(r.rsplit("/", 1)[-1].startswith(".hits") for r in stored_files(mem))  # no hidden state in the vault
 
 
+def test_a_batch_of_counts_over_many_files_is_folded_at_once(mem, clock) -> None:
+    """One flush folds counts for memories in several files (three months' recall files),
+    indexing them as one change after the files are written: every count lands
+    in its line, and the index agrees with the files (doctor finds nothing)."""
+    from memdream.doctor import check_vault
+
+    mem.hit_flush_after = 10**6
+    ids = []
+    for month, text in ((3, "I am allergic to shellfish"), (4, "周五下午有组会"), (5, "the staging database runs on port 5433")):
+        clock.set(datetime(2026, month, 10, 9, 0, tzinfo=clock.now().tzinfo))
+        ids.append(mem.remember(text).id)
+    files = {r.path for eid in ids for r in mem.index.by_id(mem.scope, eid)}
+    assert len(files) == 3
+    for q, n in (("shellfish", 3), ("组会", 2), ("staging port", 1)):
+        for _ in range(n):
+            assert mem.recall(q, k=1)
+    assert mem.flush_hits() == 6
+    # The index follows the files in the flush itself (read before anything syncs it again).
+    assert [r.hits for eid in ids for r in mem.index.by_id(mem.scope, eid)] == [3, 2, 1]
+    assert [mem.get(eid).hits for eid in ids] == [3, 2, 1]
+    assert not check_vault(mem.vault, mem.index, [mem.scope])
+    assert mem.recall("shellfish", k=1)[0].entry.hits == 3
+
+
 def test_resident_snapshot_is_frozen_for_the_session(any_mem, store_kind, clock) -> None:
     """A folder vault's Memory is a session: its resident snapshot is frozen at the first
     context. On the team server a request is its own session (a stateless tier: the next one

@@ -22,9 +22,11 @@ def flush_hits(core: Core) -> int:
 
         def apply(bumps: list[Bump]) -> None:
             by_path: dict[str, list[Bump]] = {}
+            paths = core.index.paths_of(core.scope, [b.entry_id for b in bumps])
             for b in bumps:
-                for row in core.index.by_id(core.scope, b.entry_id):
-                    by_path.setdefault(row.path, []).append(b)
+                for rel in paths.get(b.entry_id, ()):
+                    by_path.setdefault(rel, []).append(b)
+            written = []
             for rel, group in by_path.items():
 
                 def change(doc: Document, group: list[Bump] = group) -> None:
@@ -36,6 +38,10 @@ def flush_hits(core: Core) -> int:
                             last = max(b.last, e.last_recalled) if e.last_recalled else b.last
                             doc.set_entry(i, e.evolve(hits=e.hits + b.count, last_recalled=last))
 
-                core.update(core.vault.root / rel, change)
+                path = core.vault.root / rel
+                written.append((path, core.update(path, change, index=False)))
+            # The index follows once every file is written, as one change (as a dream's moves): a
+            # batch touches a hundred files at 100k entries, and a commit each was a fifth of its time.
+            core.index_updates(written)
 
         return hits.flush(apply)

@@ -339,6 +339,19 @@ class Index(FileSync):
     def by_id(self, scope: Scope, entry_id: str) -> list[Row]:
         return self._rows(self._ROW + " WHERE e.scope = ? AND e.id = ?", (scope.key, entry_id))
 
+    def paths_of(self, scope: Scope, entry_ids: list[str]) -> dict[str, list[str]]:
+        """{id: the files holding a line with that id} for those of `entry_ids` the scope has: a
+        query per 500 ids, not one per id (`+scope` keeps SQLite on the id index, where the
+        scope's own index would walk every row of the scope)."""
+        out: dict[str, list[str]] = {}
+        for at in range(0, len(entry_ids), 500):
+            part = entry_ids[at : at + 500]
+            marks = ",".join("?" * len(part))
+            sql = f"SELECT id, path FROM entries WHERE +scope = ? AND id IN ({marks}) ORDER BY rowid"
+            for eid, path in self.db.execute(sql, (scope.key, *part)):
+                out.setdefault(eid, []).append(path)
+        return out
+
     def superseding_at(self, scope: Scope, times: list[float], layers: tuple[str, ...]) -> list[Row]:
         """The rows of `layers` that superseded something (sup=) and whose validity starts at one
         of `times` (a supersede writes the ended lines' vt and its successor's vf with one
