@@ -64,7 +64,9 @@ def put(mem: "Core", record: dict[str, Any]) -> None:
     line = json.dumps(record, ensure_ascii=False, sort_keys=True)
     run = record["run"]
 
-    def replace(old: str | None) -> str:
+    def replace(old: str | None) -> str | None:
+        if old and (old.startswith(line + "\n") or "\n" + line + "\n" in old):
+            return None  # the record as it stands is there already (the phase wrote it): no need to parse the ledger again
         lines = (old or "").splitlines()
         for i in range(len(lines) - 1, -1, -1):
             try:
