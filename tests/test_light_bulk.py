@@ -15,6 +15,9 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memdream.clock import FrozenClock
 from memdream.config import load_config
 from memdream.dream.light import high_water, plan_light
@@ -263,7 +266,8 @@ def test_the_near_duplicate_groups_are_the_reference_groups() -> None:
     (the same words in another case or with a closing mark, a word more or less, a number or a
     value changed, a question, lines of only common words, exact repeats), layers and recall
     counts mixed so the rank order varies: the same groups with the prefilter, without it, and
-    as the reference."""
+    as the reference. The prefilters (bigrams looked up first; a number the other line lacks) skip
+    only pairs the rule would not fold."""
     from collections import Counter
     from itertools import chain
 
@@ -277,7 +281,7 @@ def test_the_near_duplicate_groups_are_the_reference_groups() -> None:
         r = rng.random()
         if texts and r < 0.25:
             base = rng.choice(texts[-300:])
-            k = rng.randrange(7)
+            k = rng.randrange(8)
             text = [
                 base + "!",
                 base.upper() if base.isascii() else base + "。",
@@ -286,6 +290,7 @@ def test_the_near_duplicate_groups_are_the_reference_groups() -> None:
                 base.replace("1", "2"),
                 base.rstrip("!。") + "?" if base.isascii() else base + "吗？",
                 base,
+                base + (" 7" if base.isascii() else "7次"),  # a number more (or, the other way, less)
             ][k]
         elif r < 0.3:
             text = rng.choice(["Same common words about tea and coffee", "同样的话：喝茶和咖啡", "Tea and coffee, same common words", "喝茶和咖啡，同样的话"])
@@ -300,6 +305,10 @@ def test_the_near_duplicate_groups_are_the_reference_groups() -> None:
         else:
             text = _text(i % 400 if r < 0.5 else i, rng)
         texts.append(text)
+    # Lines sharing a rare name, their numbers written in full-width digits or changed: the
+    # number prefilter reads numbers as the rule does (NFKC), so the first two still fold.
+    texts += ["Zephyrine booked the room, for 12 people", "Zephyrine booked the room for １２ people", "Zephyrine booked the room for 13 people"]
+    texts += ["泽菲琳订了会议室，给１２个人", "泽菲琳订了会议室给12个人", "泽菲琳订了会议室给21个人"]
     cands = [
         Candidate(f"d{i:05d}", t, "resident" if i % 23 == 0 else "recall", i % 5 if i % 7 == 0 else 0, float(i * 37 % 1000), tokens(t, unigrams=True), i % 97 == 0)
         for i, t in enumerate(texts)
@@ -310,3 +319,13 @@ def test_the_near_duplicate_groups_are_the_reference_groups() -> None:
     want = {k: v.id for k, v in _reference_duplicates(cands, df.__getitem__).items()}
     assert got == unfiltered == want
     assert len(want) > 300 and len(set(want.values())) > 100  # many groups, not one
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789０１②²٣ İiIaz'’ 的茶喝5月3日第条,.!?")), max_size=40))
+def test_number_tokens_are_the_digit_tokens_of_the_index(text: str) -> None:
+    """`number_tokens` (the near-duplicate prefilter's numbers) is exactly the digits-only part of
+    what `tokens` cuts, without running the segmenter."""
+    from memdream.model.tokens import number_tokens, tokens
+
+    assert number_tokens(text) == {t for t in tokens(text) if t.isdigit()}

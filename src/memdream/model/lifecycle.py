@@ -20,6 +20,7 @@ from memdream.model import lazyre as re
 from memdream.model.script import is_cjk
 from memdream.model.scoring import importance, last_touched
 from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, normal_bigrams, other_act, recombines
+from memdream.model.tokens import number_tokens
 from memdream.model.wording import normalize
 
 PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
@@ -179,6 +180,10 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int], prefil
     and without it), so most entries never need a bigram set of their own. The entry looked
     up is the one compared with many: the entry being placed against the kept entries holding
     its rarest term, a kept entry against each later one holding its rarest term.
+
+    Before either, a pair is skipped when the entry that would go holds a number the other does
+    not (`_Bigrams.numbers_in`): a number is a content word, so `new_content` would keep it
+    (exact, as the prefilter: the same test compares the groups without it).
     """
     ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
     every = {t for c in ordered for t in c.tokens}
@@ -218,7 +223,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int], prefil
             if said == said_of_kept(j):
                 winner = kept_at[j]  # the same words, case, spacing or a closing mark aside
                 break
-            if texts.similar(me, j, me) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
+            if texts.numbers_in(me, j) and texts.similar(me, j, me) and not new_content(c.text, kept_at[j].text) and not contradiction(c.text, kept_at[j].text) and not other_act(c.text, kept_at[j].text) and not recombines(c.text, kept_at[j].text):
                 winner = kept_at[j]
                 break
         if winner is not None:
@@ -234,7 +239,7 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int], prefil
             for j in by_rarest.get(t, ()):
                 if not alive[j]:
                     continue
-                if texts.similar(me, j, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not other_act(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
+                if texts.numbers_in(j, me) and texts.similar(me, j, j) and not new_content(kept_at[j].text, c.text) and not contradiction(kept_at[j].text, c.text) and not other_act(kept_at[j].text, c.text) and not recombines(kept_at[j].text, c.text):
                     alive[j] = False
                     covered = kept_at[j].id
                     out[covered] = c
@@ -264,6 +269,7 @@ class _Bigrams:
         self.texts: list[str] = []
         self.grams: list[set[str] | None] = []
         self.probes: list[tuple[tuple[str, ...], int] | None] = []
+        self.digits: list[frozenset[str] | None] = []
         self.common: Counter[str] = Counter()
         if prefilter and ordered:
             step = max(1, len(ordered) // PROBE_SAMPLE)
@@ -275,11 +281,27 @@ class _Bigrams:
         self.norms.append(None)
         self.grams.append(None)
         self.probes.append(None)
+        self.digits.append(None)
 
     def drop_last(self) -> None:
         """The entry just added was not kept."""
-        for xs in (self.texts, self.norms, self.grams, self.probes):
+        for xs in (self.texts, self.norms, self.grams, self.probes, self.digits):
             xs.pop()
+
+    def numbers_in(self, i: int, j: int) -> bool:
+        """Is every number of text i (a token of digits only of its NFKC form, as
+        `new_content` cuts it) a number of text j too? If not, `new_content(i, j)` holds that
+        number, and the pair need not be compared (always True without `prefilter`)."""
+        if not self.prefilter:
+            return True
+        mine = self.digits_of(i)
+        return not mine or mine <= self.digits_of(j)
+
+    def digits_of(self, i: int) -> frozenset[str]:
+        d = self.digits[i]
+        if d is None:
+            d = self.digits[i] = number_tokens(unicodedata.normalize("NFKC", self.texts[i]))
+        return d
 
     def norm(self, i: int) -> str:
         s = self.norms[i]

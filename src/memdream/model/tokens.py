@@ -138,6 +138,14 @@ def tokens(text: str, unigrams: bool = False) -> list[str]:
     return out
 
 
+def number_tokens(text: str) -> frozenset[str]:
+    """The tokens of digits only that `tokens(text)` yields (a number is cut as a run of its
+    own, never by the Chinese segmenter), without cutting the rest of the text."""
+    if not any(ch.isdigit() for ch in text):
+        return frozenset()
+    return frozenset(r for r in _RUN.findall(_uncontracted(text.lower())) if r.isdigit() and r not in EN_STOPWORDS)
+
+
 def query_tokens(text: str) -> list[str]:
     """Distinct tokens of a query, in order of first appearance."""
     return list(dict.fromkeys(tokens(text)))
