@@ -91,11 +91,15 @@ class Postings:
         self.gen, self.epoch = gen, epoch
 
     def _add(self, rows) -> None:  # type: ignore[no-untyped-def]
+        self._append_rows(rows, self.pos)
+
+    def _append_rows(self, rows, pos: dict[int, int] | None = None) -> None:  # type: ignore[no-untyped-def]
         """Add rows (rowid, scope, layer, current, tokens) and their postings, each at the next
-        position; a row read again (changed in place) gets a new one. One loop with its lookups
-        held locally: the first load of 100k rows runs it 100k times."""
+        position (slot); with `pos`, record each rowid's position there and follow the highest
+        rowid (a row read again, changed in place, gets a new position). One loop with its
+        lookups held locally: the first load of 100k rows runs it 100k times."""
         rowids, scope_col, layer_col, current_col, dl, alive = self.rowids, self.scope, self.layer, self.current, self.dl, self.alive
-        scopes, terms, pos, codes = self.scopes, self.terms, self.pos, _LAYER_CODES
+        scopes, terms, codes = self.scopes, self.terms, _LAYER_CODES
         p = len(rowids)
         top = self.max_rowid
         for rowid, scope, layer, current, tok in rows:
@@ -118,36 +122,13 @@ class Postings:
                 else:
                     entry[0].append(p)
                     entry[1].append(c if c < 255 else 255)
-            pos[rowid] = p
+            if pos is not None:
+                pos[rowid] = p
+                if rowid > top:
+                    top = rowid
             p += 1
-            if rowid > top:
-                top = rowid
-        self.max_rowid = top
-
-    def _append(self, rowid: int, scope: str, layer: str, current: bool, tok: str) -> int:
-        """Add one row and its postings; returns its position (slot)."""
-        p = len(self.rowids)
-        self.rowids.append(rowid)
-        self.scope.append(self.scopes.setdefault(scope, len(self.scopes)))
-        self.layer.append(_LAYER_CODES.get(layer, 0))
-        self.current.append(1 if current else 0)
-        words = tok.split()
-        self.dl.append(len(words))
-        self.alive.append(1)
-        counts: dict[str, int] = {}
-        for w in words:
-            counts[w] = counts.get(w, 0) + 1
-        terms = self.terms
-        for w, c in counts.items():
-            entry = terms.get(w)
-            if entry is None:  # a term in one row (most numbers and names): an int, not two arrays
-                terms[w] = p << 8 | min(c, 255)
-            elif isinstance(entry, int):
-                terms[w] = (array("i", [entry >> 8, p]), array("B", [entry & 255, min(c, 255)]))
-            else:
-                entry[0].append(p)
-                entry[1].append(min(c, 255))
-        return p
+        if pos is not None:
+            self.max_rowid = top
 
     # -- querying
     def _term_arrays(self, term: str) -> tuple["np.ndarray", "np.ndarray"] | None:

@@ -87,8 +87,9 @@ class ScopePostings(Postings):
         """Add lines (file, position, layer, valid now, tokens). A line's row id here is its
         slot: the copy keeps no map from the database's row ids (a million-line scope's copy
         is mostly its postings)."""
+        base = len(self.rowids)
+        self._append_rows((base + k, self.scope_key, layer, current, tok) for k, (_path, _pos, layer, current, tok) in enumerate(rows))
         for path, pos, layer, current, tok in rows:
-            self._append(len(self.rowids), self.scope_key, layer, current, tok)
             self.sig.append(hash((bool(current), tok)))
             n = self.path_ids.get(path)
             if n is None:
