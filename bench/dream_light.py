@@ -2,6 +2,7 @@
 
     python bench/dream_light.py [--sizes 10000,100000] [--report docs/benchmarks.md]
     PYTHONPATH=/tmp/base/src python bench/dream_light.py --sizes 100000   # the same data, older code
+    python bench/dream_light.py --sizes 1000000 --plan-only               # the first dream's plan alone: time, memory
 
 
 Each size: a fresh vault whose recall files are written directly (files are the truth) with
@@ -223,14 +224,39 @@ def render(rows: list[dict], cmd: str) -> str:
     return "\n".join(out)
 
 
+def plan_only(n: int) -> None:
+    """The first light dream's plan over n fresh entries, alone: the part of the dream whose
+    memory grows with every current entry of the scope (a candidate per entry)."""
+    now = datetime(2026, 11, 30, 3, 0, tzinfo=timezone.utc)
+    root = Path(tempfile.mkdtemp(prefix=f"md-plan-{n}-"))
+    try:
+        mem = build(root / "vault", n, now)
+        mem.sync()
+        before = peak_rss_mb()
+        t = time.perf_counter()
+        plan = plan_light(mem, mem.config.dream.resident_budget)
+        seconds = time.perf_counter() - t
+        print(f"{n:>9,} entries: plan {seconds:.2f} s, {len(plan.ops):,} operations; peak RSS {before:,.0f} MB before it, "
+              f"{peak_rss_mb():,.0f} MB after (+{peak_rss_mb() - before:,.0f} MB)", flush=True)  # fmt: skip
+        mem.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--quick", action="store_true", help="1,000 and 10,000 entries only")
     ap.add_argument("--report", type=Path, default=None, help="write the section into this Markdown file")
     ap.add_argument("--no-reference", action="store_true", help="skip the row-by-row planner (it doubles the planning time)")
+    ap.add_argument("--plan-only", action="store_true",
+                    help="build, index and plan the first light dream only: its time and what it adds to the peak RSS (no report)")
     args = ap.parse_args()
     sizes = [1000, 10000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    if args.plan_only:
+        for n in sizes:
+            plan_only(n)
+        return
     rows = []
     for n in sizes:
         r = run(n, reference=not args.no_reference)

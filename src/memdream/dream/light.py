@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 from itertools import chain
+from sys import intern
 from typing import TYPE_CHECKING
 
 from memdream.dream.pause import collector_paused
@@ -65,9 +66,13 @@ def inputs(mem: "Core") -> str:
 
 
 def _candidates(rows: list[tuple]) -> list[Candidate]:
-    """Candidates from the index's tokened rows (Index.current_with_tokens, Index.with_tokens)."""
+    """Candidates from the index's tokened rows (Index.current_with_tokens, Index.with_tokens).
+
+    Each entry's tokens are a tuple of interned strings: a scope says the same few words over
+    and over, and a string object per token of every entry was the largest part of the first
+    dream's memory (46 of 120 MB at 30k entries, tracemalloc; 8.7 GB of peak RSS at 1M)."""
     return [
-        Candidate(eid, text, layer, hits, ca or vf or 0.0, tok.split(), bool(pinned) or type_ == "rule")
+        Candidate(eid, text, intern(layer), hits, ca or vf or 0.0, tuple(map(intern, tok.split())), bool(pinned) or type_ == "rule")
         for _rowid, eid, layer, type_, text, vf, ca, hits, pinned, tok in rows
     ]
 
