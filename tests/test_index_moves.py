@@ -45,9 +45,8 @@ def test_a_dream_moves_rows_in_place_and_the_index_is_still_its_rebuild(tmp_path
     seen = Memory(load_config(mem.vault.root, "me", "main", env={}), FrozenClock(NOW), emb)  # a process that loaded its caches before
     try:
         warm = Index(mem.vault, postings_min_entries=1)
-        for _ in range(2):
-            warm.keyword_candidates(mem.scope, "tennis", 1)
-        assert warm._postings is not None
+        warm.keyword_candidates(mem.scope, "tennis", 1)
+        assert warm.postings_ready()
         seen.embed_pending()
         vs = seen.vectors
         assert vs is not None
@@ -65,9 +64,10 @@ def test_a_dream_moves_rows_in_place_and_the_index_is_still_its_rebuild(tmp_path
 
         # Caches loaded before the moves follow them (the rows are logged) and answer as a fresh load.
         fresh = Index(mem.vault, postings_min_entries=1)
-        for _ in range(2):
-            fresh.keyword_candidates(mem.scope, "tennis", 1)
+        fresh.keyword_candidates(mem.scope, "tennis", 1)
+        assert fresh.postings_ready()
         assert _found(warm, mem) == _found(fresh, mem)
+        assert warm._postings is not None and fresh._postings is not None  # both answered from their postings
         assert any(layer == "resident" for hits in _found(warm, mem) for _, layer, _, _ in hits)
         other = V.VectorStore(seen.index, emb)
         for q in QUERIES:

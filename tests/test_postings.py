@@ -24,7 +24,8 @@ QUERIES = ["Alice birthday", "王芳 围棋", "hotel room Nairobi", "订单 乌�
 def both(mem, query: str, limit: int = 20):
     fts = Index(mem.vault, postings_min_entries=10**9)  # never warms up
     warm = Index(mem.vault, postings_min_entries=1)
-    warm.keyword_candidates(mem.scope, "warm up", 1)  # the second search in a process uses the postings
+    warm.keyword_candidates(mem.scope, "warm up", 1)
+    assert warm.postings_ready()  # loaded in the background from the second search on
     a = [(r.rowid, round(s, 6)) for r, s in fts.keyword_candidates(mem.scope, query, limit)]
     b = [(r.rowid, round(s, 6)) for r, s in warm.keyword_candidates(mem.scope, query, limit)]
     assert warm._postings is not None
@@ -77,6 +78,7 @@ def test_same_scores_as_fts(filled) -> None:
 def test_postings_follow_changes(filled, clock, open_scope) -> None:
     warm = Index(filled.vault, postings_min_entries=1)
     warm.keyword_candidates(filled.scope, "x", 1)
+    assert warm.postings_ready()
     first = warm.keyword_candidates(filled.scope, "Mochi kitten", 5)
     assert first == []
     # Another handle (another process, as far as the cache knows) writes, forgets, edits by hand.
@@ -94,10 +96,37 @@ def test_postings_follow_changes(filled, clock, open_scope) -> None:
     bob = open_scope(user="bob")
     bob.remember("Mochi is Bob's dog")
     assert [r.entry().text for r, _ in warm.keyword_candidates(filled.scope, "Mochi", 5)] == ["手写：Mochi 是一只橘猫"]
-    # A rebuild renumbers nothing and the cache reloads.
+    # A rebuild renumbers nothing and the cache reloads, in the background: the search right
+    # after it is answered by FTS5 without waiting for the load.
     other.index.rebuild(other.vault.scopes())
     assert [r.entry().text for r, _ in warm.keyword_candidates(filled.scope, "Mochi", 5)] == ["手写：Mochi 是一只橘猫"]
+    assert warm._postings is None
+    assert warm.postings_ready()
+    assert [r.entry().text for r, _ in warm.keyword_candidates(filled.scope, "Mochi", 5)] == ["手写：Mochi 是一只橘猫"]
+    assert warm._postings is not None
     warm.close()
+
+
+def test_the_second_search_does_not_wait_for_the_postings(filled) -> None:
+    """The postings load in a thread of their own: the search that starts the load, and every
+    search until it is done, is answered by FTS5 (the same best hits), never held up by it."""
+    fts = Index(filled.vault, postings_min_entries=10**9)
+    warm = Index(filled.vault, postings_min_entries=1)
+    for q in QUERIES[:2]:
+        got = warm.keyword_candidates(filled.scope, q, 10)
+        assert [r.rowid for r, _ in got] == [r.rowid for r, _ in fts.keyword_candidates(filled.scope, q, 10)]
+        assert warm._postings is None  # a load finished meanwhile is taken over by the next search, not this one
+    assert warm.postings_ready()
+    held = warm._postings
+    warm.keyword_candidates(filled.scope, QUERIES[2], 10)
+    assert warm._postings is held  # searches use them from now on
+    # In a process that loads them in the search (postings_background=False), the second search does.
+    inline = Index(filled.vault, postings_min_entries=1, postings_background=False)
+    inline.keyword_candidates(filled.scope, QUERIES[0], 10)
+    inline.keyword_candidates(filled.scope, QUERIES[1], 10)
+    assert inline._postings is not None and inline._postings_loader is None
+    for ix in (fts, warm, inline):
+        ix.close()
 
 
 def test_recall_results_identical_cold_and_warm(filled) -> None:
@@ -105,6 +134,7 @@ def test_recall_results_identical_cold_and_warm(filled) -> None:
     cold = [[h.entry.id for h in filled.recall(q, k=5)] for q in QUERIES]
     filled.index.postings_min_entries = 1
     filled.recall("warm up")
+    assert filled.index.postings_ready()
     warm = [[h.entry.id for h in filled.recall(q, k=5)] for q in QUERIES]
     assert filled.index._postings is not None
     assert warm == cold

@@ -258,6 +258,7 @@ def test_the_databases_index_ranks_exactly_as_the_sqlite_index(team_store, tmp_p
     push_vault(team_store, folder)
     local = Index(m.vault, postings_min_entries=1)  # the exact path: every match scored
     local.keyword_candidates(ALICE, "warm up", 1)
+    assert local.postings_ready()
     me = Scope("me", "main")
     compared = 0
     with team_store.pool.connection() as conn:

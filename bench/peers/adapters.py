@@ -75,6 +75,9 @@ class Memdream:
 
     def finish(self) -> None:
         self.mem.embed_pending()
+        index = getattr(self.mem, "index", None)
+        if hasattr(index, "postings_ready"):  # a warm process: the in-process postings loaded (in the background, from its second search)
+            index.postings_ready()
 
     def search(self, query: str, k: int) -> list[str]:
         out: list[str] = []

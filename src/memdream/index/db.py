@@ -82,8 +82,15 @@ def _has_numpy() -> bool:
     return importlib.util.find_spec("numpy") is not None
 
 
+class _Reader:
+    """What the postings read from, for a load on a connection of its own."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+
 class Index(FileSync):
-    def __init__(self, vault: Vault, postings_min_entries: int = POSTINGS_MIN_ENTRIES) -> None:
+    def __init__(self, vault: Vault, postings_min_entries: int = POSTINGS_MIN_ENTRIES, postings_background: bool = True) -> None:
         self.vault = vault
         self.postings_min_entries = postings_min_entries
         self._db: sqlite3.Connection | None = None
@@ -91,6 +98,15 @@ class Index(FileSync):
         self._batch = False  # inside `batch`: transactions are savepoints of one
         self._postings = None  # in-process postings (index/postings.py), built on demand
         self._searches = 0
+        # The postings are loaded in a thread of their own (`_load_postings`), on a connection of
+        # its own, while searches keep the FTS5 path: at 100k entries the load took about a second
+        # (ten at a million), and the long-lived process that needs them (an MCP server, a chat)
+        # stalled its second search that long. `postings_background=False` loads them in the search.
+        self.postings_background = postings_background
+        self._postings_mutex = threading.Lock()
+        self._postings_loader: threading.Thread | None = None
+        self._postings_loaded = None  # a copy loaded in the background, taken over by the next search
+        self._postings_era = 0  # a load started before the index was replaced is not taken over
 
     # -- connection
     @property
@@ -239,13 +255,9 @@ class Index(FileSync):
             return []
         n_docs, avgdl = self.corpus_stats()
         weights = query_weights(terms)
-        if postings and current_only and self._searches > 1 and n_docs >= self.postings_min_entries and _has_numpy():
-            if self._postings is None:
-                from memdream.index.postings import Postings
-
-                self._postings = Postings(self)
-            self._postings.refresh()
-            top, gone = self._postings.top(scope.key, present, df, n_docs, avgdl, layers, limit, weights, ended)
+        held = self._warm_postings() if postings and current_only and self._searches > 1 and n_docs >= self.postings_min_entries and _has_numpy() else None
+        if held is not None:
+            top, gone = held.top(scope.key, present, df, n_docs, avgdl, layers, limit, weights, ended)
             by_id = {r.rowid: r for r in self.rows([rid for rid, _ in top + gone])}
             return [(by_id[rid], s) for rid, s in top + gone if rid in by_id]
         rarest = sorted(present, key=lambda t: df[t])[:MAX_QUERY_TERMS]
@@ -253,6 +265,82 @@ class Index(FileSync):
         if current_only and ended > 0:
             found += [r for r, _ in self.match(scope, rarest, ended, layers, current_only=False, ended_only=True)]
         return [(row, bm25(present, row.tok.split(), df, n_docs, avgdl, weights)) for row in found]
+
+    # -- the in-process postings
+    def _warm_postings(self):  # type: ignore[no-untyped-def]
+        """The postings caught up with the index, or None while they load in the background
+        (the caller searches with FTS5 meanwhile)."""
+        with self._postings_mutex:
+            if self._postings_loaded is not None:
+                self._postings, self._postings_loaded = self._postings_loaded, None
+                self._postings.index = self
+        held = self._postings
+        if held is None:
+            if not self.postings_background:
+                from memdream.index.postings import Postings
+
+                held = self._postings = Postings(self)
+                held.refresh()
+                return held
+            self._start_postings_load()
+            return None
+        if not held.refresh(reload=not self.postings_background):
+            self._postings = None  # rebuilt: loaded again in the background
+            self._start_postings_load()
+            return None
+        return held
+
+    def _start_postings_load(self) -> None:
+        with self._postings_mutex:
+            if self._postings_loader is not None and self._postings_loader.is_alive():
+                return
+            self._postings_loader = threading.Thread(target=self._load_postings, args=(self._postings_era,), name="memdream-postings", daemon=True)
+            self._postings_loader.start()
+
+    def _forget_postings(self) -> None:
+        """Drop the postings and any copy loading (the index file was replaced)."""
+        with self._postings_mutex:
+            self._postings = self._postings_loaded = None
+            self._postings_era += 1
+
+    def _load_postings(self, era: int) -> None:
+        """Load the postings from one snapshot of the index, on a connection of this thread's
+        own (they catch up with what changed since at their first use). A failure leaves them
+        unloaded: searches keep the FTS5 path, and the next one tries again."""
+        from memdream.index.postings import Postings
+
+        try:
+            db = sqlite3.connect(self.vault.index_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error:
+            return
+        try:
+            db.execute("BEGIN")  # one read snapshot: the generation read and the rows it holds
+            loaded = Postings(_Reader(db))
+            loaded.refresh()
+            db.execute("COMMIT")
+        except Exception:  # noqa: BLE001 - a cache: the searches keep FTS5, the next one tries again
+            return
+        finally:
+            db.close()
+        with self._postings_mutex:
+            if era == self._postings_era:
+                self._postings_loaded = loaded
+
+    def postings_ready(self, timeout: float = 120.0) -> bool:
+        """Load the postings now if none are held, and wait for them (a benchmark, a test, a
+        server warming up); True when they are held. Searches never wait: they use FTS5 meanwhile."""
+        if not _has_numpy():
+            return False
+        if self._postings is None and self._postings_loaded is None:
+            self._start_postings_load()
+        loader = self._postings_loader
+        if loader is not None:
+            loader.join(timeout)
+        with self._postings_mutex:
+            if self._postings_loaded is not None:
+                self._postings, self._postings_loaded = self._postings_loaded, None
+                self._postings.index = self
+        return self._postings is not None
 
     def search(
         self,

@@ -50,13 +50,17 @@ class Postings:
         self._np_cache: dict[str, tuple[int, "np.ndarray", "np.ndarray"]] = {}
 
     # -- keeping up with SQLite
-    def refresh(self) -> None:
+    def refresh(self, reload: bool = True) -> bool:
+        """Catch up with the index; False (and nothing read) when only a full load would (the
+        index was rebuilt, or its deleted log no longer reaches back) and `reload` is off."""
         db = self.index.db
         meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'epoch')"))
         gen, epoch = meta.get("generation", 0), meta.get("epoch", 0)
         if gen == self.gen:
-            return
+            return True
         if epoch > self.gen:  # rebuilt, or the deleted log no longer reaches back to us
+            if self.gen >= 0 and not reload:
+                return False
             self.__init__(self.index)  # type: ignore[misc]
         if self.gen >= 0:
             logged = [rid for (rid,) in db.execute("SELECT rowid FROM deleted WHERE gen > ?", (self.gen,))]
@@ -89,6 +93,7 @@ class Postings:
             )
         )
         self.gen, self.epoch = gen, epoch
+        return True
 
     def _add(self, rows) -> None:  # type: ignore[no-untyped-def]
         self._append_rows(rows, self.pos)

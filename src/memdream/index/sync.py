@@ -55,6 +55,8 @@ class FileSync:
         vault: Vault
         _postings: Any
 
+        def _forget_postings(self) -> None: ...
+
         @property
         def db(self) -> sqlite3.Connection: ...
 
@@ -409,7 +411,7 @@ class FileSync:
         """An index.db that SQLite cannot open or read (not a database, a malformed image) is
         derived data: move it aside (index.db.broken, replacing an older one) and start afresh."""
         self.close()
-        self._postings = None
+        self._forget_postings()
         path = self.vault.index_path
         try:
             os.replace(path, path.with_name(path.name + ".broken"))
