@@ -597,6 +597,7 @@ def report(res: dict, cmd: str) -> str:
         row("of which remember (zh + en) / recall (zh + en) / forget / pin / dream", mix(c["kinds"]), mix(k["kinds"]) if k else ""),
         row("servers killed with SIGKILL (at a random moment / holding a dream lease)", "", f"{k.get('kills', 0)} ({k.get('write_kills', 0)} / {k.get('held_at_kill', 0)}; {k.get('finished_before_kill', 0)} more finished their job between the look and the kill)" if k else ""),
         row("requests in flight when their server died (never acknowledged)", c["unacked"], k.get("unacked", "")),
+        row("entries whose last pin went unanswered (left out of the pin check)", c.get("pins_unknown", 0), k.get("pins_unknown", "")),
         row("requests that timed out (120 s)", c["timeouts"], k.get("timeouts", "")),
         row("operations refused with an error", c["refused_count"], k.get("refused_count", "")),
         row("acknowledged remembers / forgets / pins checked", f"{cc['acked_remembers']} / {cc['acked_forgets']} / {cc['acked_pins']}", f"{kc['acked_remembers']} / {kc['acked_forgets']} / {kc['acked_pins']}" if kc else ""),
