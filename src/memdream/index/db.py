@@ -243,8 +243,9 @@ class Index(FileSync):
 
         A one-shot process asks FTS5 for the matches of the query's rarest terms and scores
         them; a process that searches again on a large index (>= POSTINGS_MIN_ENTRIES)
-        loads the in-process postings once and scores every match exactly, in about a
-        millisecond. Both score with the same formula. `terms`: the query's terms when the
+        loads the in-process postings once, in the background (FTS5 answers until they are
+        loaded), then scores every match exactly, in about a millisecond. Both score with the
+        same formula. `terms`: the query's terms when the
         caller has cut it already (`query_terms`: a lookup in the index).
         """
         self._searches += 1
