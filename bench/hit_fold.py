@@ -109,7 +109,7 @@ def main() -> None:
     ]
     for name, r in rows:
         slow = ", ".join(f"#{i}: {x}" for i, x in r["slow"])
-        early = f"{r['early_max']:.0f} / {r['early_sum']:.0f}, {r['early_over_20']}" if "early_max" in r else "-"
+        early = f"{r['early_max']:.0f} / {r['early_sum']:.0f}, {r['early_over_20']}"
         lines.append(f"| {name} | {r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.0f} | {slow} | {early} | {r['fold_s']:.2f} |")
     lines += ["", "Recall #2 starts the load of the in-process postings: in the search itself before 2026-12-06, in a thread "
               "of their own since (the recalls meanwhile ask FTS5, as a process's first does); #500 and #1000 fold a batch.", END, ""]

@@ -271,10 +271,7 @@ class Index(FileSync):
     def _warm_postings(self):  # type: ignore[no-untyped-def]
         """The postings caught up with the index, or None while they load in the background
         (the caller searches with FTS5 meanwhile)."""
-        with self._postings_mutex:
-            if self._postings_loaded is not None:
-                self._postings, self._postings_loaded = self._postings_loaded, None
-                self._postings.index = self
+        self._take_loaded_postings()
         held = self._postings
         if held is None:
             if not self.postings_background:
@@ -337,11 +334,15 @@ class Index(FileSync):
         loader = self._postings_loader
         if loader is not None:
             loader.join(timeout)
+        self._take_loaded_postings()
+        return self._postings is not None
+
+    def _take_loaded_postings(self) -> None:
+        """Hold the copy a background load finished, reading through this index from now on."""
         with self._postings_mutex:
             if self._postings_loaded is not None:
                 self._postings, self._postings_loaded = self._postings_loaded, None
                 self._postings.index = self
-        return self._postings is not None
 
     def search(
         self,
