@@ -86,8 +86,8 @@ def test_a_save_in_the_last_instant_is_not_overwritten(tmp_path) -> None:
     p.write_text("saved by an editor meanwhile\n", encoding="utf-8")
     try:
         w.atomic_write(p, b"the writer's version\n", expected=read_state)
-    except w.Raced:
-        pass
+    except w.Raced as exc:
+        assert exc.rescued is None  # nobody saved on top of the writer's version meanwhile
     else:
         import pytest
 
@@ -96,3 +96,42 @@ def test_a_save_in_the_last_instant_is_not_overwritten(tmp_path) -> None:
         pytest.skip("no renameat2 on this system: a plain rename is used")
     assert p.read_text(encoding="utf-8") == "saved by an editor meanwhile\n"
     assert [x.name for x in tmp_path.iterdir()] == ["a.md"]  # no temp file left behind
+
+
+def test_a_save_made_on_top_of_the_version_swapped_back_out_is_kept(tmp_path) -> None:
+    """Between the writer's exchange and its swap back, its version was in place for an
+    instant: an editor that read it and saved on top was told its save landed. After the swap
+    back the temp file holds that save, not the writer's version, and it is handed back."""
+    from memdream.store import writer as w
+
+    tmp = tmp_path / ".a.md.abcdefgh.tmp"
+    ours = "- 咖啡 coffee <!--m:id=a1-->\n- new line by memdream <!--m:id=b2-->\n".encode()
+    tmp.write_bytes(ours)
+    assert w._saved_on_top(tmp, ours) is None  # the common case: what came out is ours
+    theirs = ours + "- 手写的一行 a hand note\n".encode()
+    tmp.write_bytes(theirs)
+    assert w._saved_on_top(tmp, ours) == (ours, theirs)
+
+
+def test_a_rescued_save_is_merged_into_the_file_as_it_is_now() -> None:
+    """The rescued save's edits, against the version it was built on, go into the current file;
+    the writer's own change is not taken from it (the writer applies its change again)."""
+    from memdream.store import writer as w
+
+    file = "# 记忆\n- 我喜欢龙井茶 <!--m:id=a1 t=fact-->\n- I use vim <!--m:id=a2 t=fact-->\n"
+    ours = file + "- 我们下周去杭州 <!--m:id=n1 t=fact-->\n"  # the writer's version: one line added
+    current = file + "- 原地保存的一行 saved in place\n"  # what was in place, put back by the swap
+    theirs = ours.replace("t=fact", "t=Fact", 1) + "- 手写的一行 a hand note\n"  # saved on top of ours
+    merged = w.merge_saved(current, [(ours.encode(), theirs.encode())])
+    assert merged.splitlines() == [
+        "# 记忆",
+        "- 我喜欢龙井茶 <!--m:id=a1 t=Fact-->",  # the hand edit of a line
+        "- I use vim <!--m:id=a2 t=fact-->",
+        "- 原地保存的一行 saved in place",  # both ends changed: both kept, current's first
+        "- 手写的一行 a hand note",
+    ]
+    # An edit that touches nothing the current file changed merges without a doubled line.
+    theirs2 = ours.replace("I use vim", "I use neovim")
+    assert w.merge_saved(current, [(ours.encode(), theirs2.encode())]) == current.replace("I use vim", "I use neovim")
+    # A save identical to the writer's version adds nothing.
+    assert w.merge_saved(current, [(ours.encode(), ours.encode())]) == current

@@ -10,7 +10,7 @@ import errno
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdream.errors import VaultError
@@ -31,6 +31,9 @@ class FileState:
     size: int = 0
     ino: int = 0
     sha: str = ""
+    # When the inode last changed, a rename included (a save by rename keeps the new file's
+    # modification time): told apart from the rest only by the writer's wait for a file at rest.
+    ctime_ns: int = field(default=0, compare=False)
 
 
 def content_hash(data: bytes) -> str:
@@ -114,7 +117,7 @@ def read_file(path: Path, links_ok: bool = False) -> tuple[bytes, FileState]:
         raise _read_error(exc, path) from exc
     finally:
         os.close(fd)
-    return data, FileState(True, st.st_mtime_ns, st.st_size, st.st_ino, content_hash(data))
+    return data, FileState(True, st.st_mtime_ns, st.st_size, st.st_ino, content_hash(data), st.st_ctime_ns)
 
 
 def _read_error(exc: OSError, path: Path | str) -> VaultError:
