@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import signal
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +66,7 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
         by_src[mv.path].append(mv)
     to_layer: dict[str, list[Line]] = defaultdict(list)
     to_remove: dict[str, set[str]] = defaultdict(set)  # source -> the raw lines that leave it
+    copied: dict[tuple[str, str], tuple[Move, Line]] = {}  # (source, raw line) -> its move and its copy
     for rel, group in by_src.items():
         found = _by_id(_current(core, rel), {mv.entry.id for mv in group})
         for mv in group:
@@ -80,6 +81,7 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
                 moved = Line(render_line(marked), marked)
             to_layer[mv.to].append(moved)
             to_remove[rel].add(ln.raw)
+            copied[(rel, ln.raw)] = (mv, moved)
             out.done.append((mv, mv.reason))
     to_dest: dict[Path, tuple[str, list[Line]]] = {}
     for layer, lines in to_layer.items():  # this month's parts, none over RECALL_FILE_MAX_LINES lines
@@ -89,6 +91,7 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
             at += n
     # The index follows once every file is written, as one change: a moved line keeps its row.
     written: list[tuple[Path, Update]] = []
+    dest_of = {id(ln): path for path, (_, lines) in to_dest.items() for ln in lines}
     for path, (header, lines) in to_dest.items():
 
         def add(doc: Document, lines: list[Line] = lines) -> None:
@@ -98,13 +101,32 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
                     doc.lines.append(ln)
 
         written.append((path, core.update(path, add, header=header, tx=tx, index=False)))
+    back: dict[Path, set[str]] = defaultdict(set)  # destination -> copies to take out again
     for rel, raws in to_remove.items():
 
         def drop(doc: Document, raws: set[str] = raws) -> None:
             # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
             doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
 
-        written.append((core.vault.root / rel, core.update(core.vault.root / rel, drop, tx=tx, index=False)))
+        upd = core.update(core.vault.root / rel, drop, tx=tx, index=False)
+        written.append((core.vault.root / rel, upd))
+        # A line somebody edited between the check above and this drop stayed (their edit
+        # wins): its copy comes out of the destination again, or the id would be in two places.
+        left = Counter(upd.removed)
+        for raw in sorted(raws):
+            if left[raw] > 0:
+                left[raw] -= 1
+                continue
+            mv, moved = copied[(rel, raw)]
+            back[dest_of[id(moved)]].add(moved.raw)
+            out.done = [(op, why) for op, why in out.done if op is not mv]
+            out.skipped.append(Rejected(f"{mv.kind} `{mv.entry.id}`", "the memory was edited while the dream moved it"))
+    for path, raws in back.items():
+
+        def take_back(doc: Document, raws: set[str] = raws) -> None:
+            doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
+
+        written.append((path, core.update(path, take_back, tx=tx, index=False)))
     core.index_updates(written)
 
 
