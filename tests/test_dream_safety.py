@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from memdream.cli.main import cli
+from memdream.clock import FrozenClock
 from memdream.config import load_config
 from memdream.dream.apply import apply_plan
 from memdream.dream.invariants import Baseline, check
@@ -78,6 +80,58 @@ def test_an_entry_edited_after_planning_is_left_alone(mem: Memory, clock) -> Non
     applied = apply_plan(mem.core, plan, 30)
     assert applied.skipped and "changed after" in applied.skipped[0].why and not applied.done
     assert "我以前在余杭区" in path.read_text(encoding="utf-8")
+
+
+class _ClockWithAPerson(FrozenClock):
+    """A frozen clock beside which a person makes one edit, at the `at`-th look at the clock
+    once armed: the seam through which a test acts between two steps of a dream's apply."""
+
+    def __init__(self, start: datetime) -> None:
+        super().__init__(start)
+        self.at, self.edit = 0, None  # type: ignore[var-annotated]
+
+    def now(self) -> datetime:
+        if self.edit is not None:
+            self.at -= 1
+            if self.at == 0:
+                self.edit()
+        return super().now()
+
+
+def test_a_line_edited_while_the_dream_moves_it_ends_in_one_place(tmp_path: Path) -> None:
+    """A move copies the line to its destination, then drops the very line it copied: a line
+    a person edited in between stays (their edit wins), and its copy comes out of the
+    destination again, so the id is never in two files (the in-place soak under load left one
+    in recall and MEMORY.md)."""
+    clock = _ClockWithAPerson(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc))
+    mem = Memory(load_config(tmp_path / "vault", "me", "main", env={}), clock)
+    mem.vault.init()
+    old = mem.remember("我在余杭区", subject="所在地")
+    mem.remember("我在西湖区", subject="所在地")
+    plan = plan_light(mem.core, 30)
+    assert [(op.entry.id, op.to) for op in plan.ops] == [(old.id, "archive")]
+    path = mem.vault.root / mem.index.by_id(mem.scope, old.id)[0].path
+
+    def edit() -> None:  # the person retypes the confidence: the same memory, other bytes
+        text = path.read_text(encoding="utf-8")
+        assert ";conf=0.9;" in text
+        path.write_text(text.replace(";conf=0.9;", ";conf=0.90;", 1), encoding="utf-8")
+
+    # The clock's looks in apply: 1, the dream's time (before the check); 2, the archive file's
+    # write (after the check, before the drop from recall). Landing at 1 instead, the edit would
+    # be checked and the move done: the asserts below would fail, not pass by accident.
+    clock.at, clock.edit = 2, edit
+    applied = apply_plan(mem.core, plan, 30)
+    clock.edit = None
+    assert clock.at < 0, "the person never got to edit"
+    assert not applied.done and [r.why for r in applied.skipped] == ["the memory was edited while the dream moved it"]
+    holding = sorted(str(p.relative_to(mem.vault.root)) for p in mem.vault.root.rglob("*.md") if old.id in p.read_text(encoding="utf-8"))
+    assert holding == [str(path.relative_to(mem.vault.root))]
+    assert ";conf=0.90;" in path.read_text(encoding="utf-8")
+    from memdream.doctor import check_vault
+
+    assert check_vault(mem.vault, mem.index) == []
+    assert [e.id for e in mem.list(include_ended=True) if e.id == old.id] == [old.id]
 
 
 def test_undo_reverses_the_last_dream_and_keeps_later_memories(any_mem: Memory, clock) -> None:
