@@ -90,8 +90,15 @@ class _Reader:
 
 
 class Index(FileSync):
-    def __init__(self, vault: Vault, postings_min_entries: int = POSTINGS_MIN_ENTRIES, postings_background: bool = True) -> None:
+    def __init__(
+        self, vault: Vault, postings_min_entries: int = POSTINGS_MIN_ENTRIES, postings_background: bool = True, watch: bool = True
+    ) -> None:
         self.vault = vault
+        # From its second sync of a scope on, a process asks the kernel whether any of the scope's
+        # files changed instead of a stat of each (index/watch.py); `watch=False`: a stat of each.
+        self.watch_files = watch
+        self._watcher = None
+        self._syncs = {}
         self.postings_min_entries = postings_min_entries
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -134,6 +141,9 @@ class Index(FileSync):
         if self._db is not None:
             self._db.close()
             self._db = None
+        if self._watcher:
+            self._watcher.close()
+        self._watcher, self._syncs = None, {}
 
     @contextmanager
     def batch(self) -> Iterator[None]:

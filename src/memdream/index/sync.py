@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdream.errors import VaultError
 from memdream.index.bulk import PARALLEL_MIN_BYTES, index_new_files
+from memdream.index.watch import LOCAL_FILE_SYSTEMS, ScopeWatch, Watcher, file_system_of
 from memdream.index.rows import (
     NEG_TOKEN,
     bounded_line,
@@ -50,6 +51,9 @@ class FileSync:
 
     bulk_workers: int | None = None  # processes that parse and tokenize a bulk of new files (None: index/bulk.py default_workers)
     bulk_parallel_min_bytes = PARALLEL_MIN_BYTES  # ... when there are at least this many bytes to read
+    watch_files = True  # a long-lived process skips the comparison while the kernel saw no change (index/watch.py)
+    _watcher: Watcher | None | bool = None  # None: not set up yet; False: none here
+    _syncs: dict[str, int]  # how often each scope was synced (Index.__init__)
 
     if TYPE_CHECKING:  # provided by Index (index/db.py)
         vault: Vault
@@ -74,7 +78,66 @@ class FileSync:
         directory listing (without stat) per folder to notice new files. `read` reads a file
         that changed: a check that must not see a file half saved in place passes the
         writer's `read_at_rest` (new files found many at once are read in bulk, as they are).
+        A long-lived process skips all of it while the kernel saw no change (index/watch.py).
         """
+        w = self._scope_watch(scope)
+        if w is not None:
+            epoch = self.db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+            if self._watcher.quiet(w, epoch):  # type: ignore[union-attr]
+                return 0
+        try:
+            return self._compare_files(scope, read)
+        except BaseException:
+            if w is not None:
+                w.dirty = True  # compared only in part: in full next time
+            raise
+
+    def _no_links(self, scope: Scope) -> bool:
+        """No symlink on the way to the scope's folders (the full comparison reads nothing then)."""
+        return all(self.vault.no_links_below_root(d) for d in (self.vault.recall_dir(scope), self.vault.archive_dir(scope)))
+
+    def _scope_watch(self, scope: Scope) -> ScopeWatch | None:
+        """The kernel's watch on the scope's folders, from this process's second sync of it on
+        (a one-shot command never sets one up); None where there is none (index/watch.py)."""
+        if not self.watch_files:
+            return None
+        n = self._syncs.get(scope.key, 0) + 1
+        self._syncs[scope.key] = n
+        if n < 2:
+            return None
+        watcher = self._watcher
+        if watcher is False:
+            return None
+        if watcher is None or not watcher.alive():
+            self._watcher = watcher = self._new_watcher()
+            if watcher is None:
+                self._watcher = False
+                return None
+        w = watcher.get(scope.key)
+        if w is not None:
+            return w
+        folders = [(str(self.vault.scope_dir(scope)), "MEMORY.md"), (str(self.vault.recall_dir(scope)), None), (str(self.vault.archive_dir(scope)), None)]
+        return watcher.watch(scope.key, str(self.vault.root), folders)
+
+    def _new_watcher(self) -> Watcher | None:
+        if file_system_of(str(self.vault.root)) not in LOCAL_FILE_SYSTEMS:
+            return None  # a change there may come from another machine, without an event here
+        try:
+            return Watcher()
+        except (ImportError, OSError):
+            return None  # no inotify here (not Linux, or the limit of instances reached)
+
+    def watching(self, scope: Scope) -> bool:
+        """True if this process learns of changes to the scope's files from the kernel (its next
+        syncs compare the files only after one), not from a stat of each file."""
+        return bool(self._watcher) and self._watcher.watching(scope.key)  # type: ignore[union-attr]
+
+    def _forget_watches(self) -> None:
+        """Every scope is compared in full at its next sync (this index was cleared or replaced)."""
+        if self._watcher:
+            self._watcher.forget()
+
+    def _compare_files(self, scope: Scope, read: Callable[[Path], tuple[bytes, FileState]]) -> int:
         root = str(self.vault.root) + os.sep
         known = {
             r[0]: (r[1], r[2], r[3], r[4])
@@ -82,10 +145,7 @@ class FileSync:
         }
         changed = 0
         # Folders are checked once per call (no symlink out of the vault); files by lstat below.
-        safe = all(
-            self.vault.no_links_below_root(d)
-            for d in (self.vault.recall_dir(scope), self.vault.archive_dir(scope))
-        )
+        safe = self._no_links(scope)
         listed = self.vault.list_entry_files(scope) if safe else []
         present: set[str] = set()
         fresh: list[tuple[str, str]] = []  # files the index does not know: indexed in bulk when many
@@ -412,6 +472,7 @@ class FileSync:
         derived data: move it aside (index.db.broken, replacing an older one) and start afresh."""
         self.close()
         self._forget_postings()
+        self._forget_watches()
         path = self.vault.index_path
         try:
             os.replace(path, path.with_name(path.name + ".broken"))
@@ -443,6 +504,7 @@ class FileSync:
         return self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
 
     def _clear(self) -> None:
+        self._forget_watches()
         with self.transaction() as db:
             db.execute("DELETE FROM entries")
             # The full-text table is dropped and made again from its own definition: deleting its
