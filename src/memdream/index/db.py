@@ -99,6 +99,7 @@ class Index(FileSync):
         self.watch_files = watch
         self._watcher = None
         self._syncs = {}
+        self._sync_lock = threading.RLock()
         self.postings_min_entries = postings_min_entries
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()

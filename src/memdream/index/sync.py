@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -54,6 +55,7 @@ class FileSync:
     watch_files = True  # a long-lived process skips the comparison while the kernel saw no change (index/watch.py)
     _watcher: Watcher | None | bool = None  # None: not set up yet; False: none here
     _syncs: dict[str, int]  # how often each scope was synced (Index.__init__)
+    _sync_lock: threading.RLock  # (Index.__init__)
 
     if TYPE_CHECKING:  # provided by Index (index/db.py)
         vault: Vault
@@ -81,16 +83,19 @@ class FileSync:
         A long-lived process skips all of it while the kernel saw no change (index/watch.py).
         """
         w = self._scope_watch(scope)
-        if w is not None:
+        if w is None:
+            return self._compare_files(scope, read)
+        # One thread at a time: a thread told "quiet" while another compares the files after an
+        # event would read the index before that change is in it.
+        with self._sync_lock:
             epoch = self.db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
             if self._watcher.quiet(w, epoch):  # type: ignore[union-attr]
                 return 0
-        try:
-            return self._compare_files(scope, read)
-        except BaseException:
-            if w is not None:
+            try:
+                return self._compare_files(scope, read)
+            except BaseException:
                 w.dirty = True  # compared only in part: in full next time
-            raise
+                raise
 
     def _no_links(self, scope: Scope) -> bool:
         """No symlink on the way to the scope's folders (the full comparison reads nothing then)."""
