@@ -9,7 +9,9 @@ shipped default) and `Index(watch=False)` (one `lstat` per memory file at every 
 before). Their recalls are interleaved query by query, each side first every other query, so machine
 noise and warm caches fall on both alike;
 hit counts are not folded into the files during the timed loop (a fold rewrites files, and each
-side would then compare them in full). Also times `sync_scope` alone, and counts the files.
+side would then compare them in full). Also times `sync_scope` alone, and counts the files;
+then `remember` and the recall right after it, again interleaved (both sides write into the
+same vault, so each also sees the other's write: one file to compare for the watched side).
 """
 
 from __future__ import annotations
@@ -71,6 +73,18 @@ def bench(size: int, nq: int) -> dict:
                 t = time.perf_counter()
                 m.index.sync_scope(m.scope)
                 out[k + "_sync"].append((time.perf_counter() - t) * 1000)
+        # Writes: each side remembers a new line, then recalls (the next read after a write
+        # compares the file written: the watched side only that one, the other every file).
+        for k in mems:
+            out[k + "_write"], out[k + "_after"] = [], []
+        for i, q in enumerate(queries[30 : 30 + nq // 2]):
+            for k, m in sorted(mems.items(), reverse=i % 2 == 1):
+                t = time.perf_counter()
+                m.remember(f"{k} 第{i}条新记录 new note {i} about {q}", type="fact")
+                out[k + "_write"].append((time.perf_counter() - t) * 1000)
+                t = time.perf_counter()
+                m.recall(q, k=10)
+                out[k + "_after"].append((time.perf_counter() - t) * 1000)
         for m in mems.values():
             m.close()
     return out
@@ -86,19 +100,21 @@ def render(rows: list[dict], cmd: str) -> str:
         "Two `Memory` objects on one vault in one process, recalls interleaved query by query (each side first every other query): the shipped "
         "`Index(watch=True)` (index/watch.py: the files are compared only after the kernel reported a change) "
         "and `Index(watch=False)` (one `lstat` per memory file before every read, the code before). "
-        "Keyword only, k=10, hit counts not folded during the timed loop.",
+        "Keyword only, k=10, hit counts not folded during the timed loop. Then half as many `remember` calls, "
+        "each followed by a recall, interleaved the same way (both write into the one vault).",
         "",
         f"Command: `{cmd}`",
         "",
-        "| entries | memory files | file system | watched | recall p50 / p90, watch | recall p50 / p90, a stat per file | `sync_scope` alone p50, watch / stat |",
-        "| ---: | ---: | --- | --- | ---: | ---: | ---: |",
+        "| entries | memory files | file system | watched | recall p50 / p90, watch | recall p50 / p90, a stat per file | `sync_scope` alone p50, watch / stat | remember p50, watch / stat | recall right after a remember p50, watch / stat |",
+        "| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         q = lambda xs: statistics.quantiles(xs, n=10)[-1]  # noqa: E731
         lines.append(
             f"| {r['size']:,} | {r['files']:,} | {r['fs']} | {'yes' if r['watching'] else 'no'} "
             f"| {p50(r['watch']):.2f} / {q(r['watch']):.2f} ms | {p50(r['stat']):.2f} / {q(r['stat']):.2f} ms "
-            f"| {p50(r['watch_sync']):.3f} / {p50(r['stat_sync']):.3f} ms |"
+            f"| {p50(r['watch_sync']):.3f} / {p50(r['stat_sync']):.3f} ms "
+            f"| {p50(r['watch_write']):.2f} / {p50(r['stat_write']):.2f} ms | {p50(r['watch_after']):.2f} / {p50(r['stat_after']):.2f} ms |"
         )
     lines += ["", END, ""]
     return "\n".join(lines)

@@ -70,6 +70,25 @@ def test_new_deleted_and_resident_files_are_followed(watched: Memory) -> None:
     assert "Always answer in British English" in texts(watched, "British English")
 
 
+def test_a_file_replaced_by_a_symlink_leaves_the_index(watched: Memory, tmp_path: Path) -> None:
+    path = recall_file(watched)
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    path.unlink()
+    path.symlink_to(outside)
+    assert texts(watched, "spare key") == []  # never read through a link, watched or not
+
+
+def test_many_files_changed_at_once_are_all_read(watched: Memory) -> None:
+    folder = watched.vault.recall_dir(watched.scope)
+    for i in range(40):  # more than the named files a watched read compares one by one
+        (folder / f"2019-{i:02d}.md").write_text(f"- 第{i}号储物柜 locker number {i}\n", encoding="utf-8")
+    assert len(watched.recall("locker number", k=50)) == 40
+    for i in range(0, 40, 2):
+        (folder / f"2019-{i:02d}.md").unlink()
+    assert len(watched.recall("locker number", k=50)) == 20
+
+
 def test_a_recall_folder_replaced_by_another_is_read_again(watched: Memory) -> None:
     folder = watched.vault.recall_dir(watched.scope)
     old = folder.with_name("recall-old")

@@ -47,6 +47,11 @@ DELETED_LOG_MAX = 20_000  # rowids remembered as deleted for caches to catch up;
 BULK_MIN_FILES = 8  # this many new files in one sync are indexed in bulk (index/bulk.py)
 
 
+# A watched scope compares only the files the kernel named, unless more than this many changed
+# (a dream, an import): then all of them, as before, which reads many new files in bulk.
+WATCHED_CHANGES_MAX = 32
+
+
 class FileSync:
     """The methods that make the index's rows follow the files (mixed into `Index`)."""
 
@@ -89,13 +94,43 @@ class FileSync:
         # event would read the index before that change is in it.
         with self._sync_lock:
             epoch = self.db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
-            if self._watcher.quiet(w, epoch):  # type: ignore[union-attr]
-                return 0
+            paths = self._watcher.pending(w, epoch, WATCHED_CHANGES_MAX)  # type: ignore[union-attr]
             try:
-                return self._compare_files(scope, read)
+                return self._compare_files(scope, read) if paths is None else self._compare_paths(scope, read, paths)
             except BaseException:
-                w.dirty = True  # compared only in part: in full next time
+                w.changed = None  # compared only in part: all of them next time
                 raise
+
+    def _compare_paths(self, scope: Scope, read: Callable[[Path], tuple[bytes, FileState]], paths: list[str]) -> int:
+        """`_compare_files` for the files the kernel named (index/watch.py), the same way: a file
+        that is gone, or is no longer a regular file, leaves the index; one whose state
+        changed is read and indexed again."""
+        changed = 0
+        for path in paths:
+            rel = self.rel(path)
+            layer = self.vault.layer_of(scope, Path(path))
+            known = self.db.execute("SELECT mtime_ns, size, ino, layer FROM files WHERE path = ?", (rel,)).fetchone()
+            try:
+                st = os.lstat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                if known is not None and tuple(known) == (st.st_mtime_ns, st.st_size, st.st_ino, layer):
+                    continue
+                try:
+                    data, state = read(Path(path))
+                except NotRegularFile:
+                    state = None  # it changed into one since the lstat
+                if state is not None:
+                    if state.exists and self.index_file(Path(path), scope, layer, state, parse_document(decode(data, path))):
+                        changed += 1
+                    if state.exists:
+                        continue
+            if known is not None:  # gone, or no longer a file memdream reads (doctor reports it)
+                with self.transaction() as db:
+                    self._drop_file(db, rel)
+                changed += 1
+        return changed
 
     def _no_links(self, scope: Scope) -> bool:
         """No symlink on the way to the scope's folders (the full comparison reads nothing then)."""

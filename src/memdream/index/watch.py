@@ -12,7 +12,11 @@ FUSE file system can change without an event, so there every read compares as be
 from a process's second sync of a scope, so a one-shot command never pays for it. Whatever
 goes wrong (no inotify, the watch limit, a folder moved or replaced, a queue overflow), the
 next read compares every file as it always did; a forked child watches for itself (the queue
-is not shared). `Index(watch=False)` turns it off.
+is not shared). After events, only the files they name are compared (all of them past
+WATCHED_CHANGES_MAX, index/sync.py). One difference: a hard link made to a memory file from
+another folder sends no event, so its rows stay until the file changes, where the full
+comparison drops them at once (the writer and doctor refuse the file either way).
+`Index(watch=False)` turns it off.
 """
 
 from __future__ import annotations
@@ -53,8 +57,7 @@ def file_system_of(path: str) -> str | None:
 
 
 class ScopeWatch:
-    """The watches on one scope's folders; `dirty` until a full comparison of the files began
-    after the last event."""
+    """The watches on one scope's folders, and the files changed since the last comparison."""
 
     def __init__(self, folders: list[tuple[str, str | None]]) -> None:
         self.folders = folders  # (path, the one name that matters there, or None: every *.md)
@@ -63,7 +66,7 @@ class ScopeWatch:
         # a symlink, anywhere on the way, changes one of them (a rename of a parent sends no event).
         self.ids: dict[str, tuple[int, int] | None] = {}
         self.wds: list[int] = []
-        self.dirty = True
+        self.changed: set[str] | None = None  # the files changed since the last comparison; None: maybe any
         self.broken = False  # a folder was moved, removed or replaced: watch it again
         self.epoch: object = None  # the index's epoch at the last full comparison (a rebuild changes it)
 
@@ -84,7 +87,7 @@ class Watcher:
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._scopes: dict[str, ScopeWatch] = {}
-        self._of_wd: dict[int, tuple[ScopeWatch, str | None]] = {}
+        self._of_wd: dict[int, tuple[ScopeWatch, str, str | None]] = {}  # wd -> (its scope, its folder, the one name that matters)
 
     def alive(self) -> bool:
         """False in a child process after a fork: the queue would be shared with the parent."""
@@ -106,7 +109,7 @@ class Watcher:
         """Every scope is compared in full at its next sync (the index was replaced or cleared)."""
         with self._lock:
             for w in self._scopes.values():
-                w.dirty = True
+                w.changed = None
 
     def get(self, key: str) -> ScopeWatch | None:
         """The scope's watch if it has a sound one."""
@@ -114,7 +117,7 @@ class Watcher:
         return w if w is not None and not w.broken else None
 
     def watch(self, key: str, root: str, folders: list[tuple[str, str | None]]) -> ScopeWatch | None:
-        """The scope's watch, set up if needed (dirty: the caller compares every file next); None
+        """The scope's watch, set up if needed (the caller compares every file next); None
         if the kernel refuses (the watch limit, a folder we may not read) or a symlink is on the
         way (the comparison refuses to read through it, every time)."""
         with self._lock:
@@ -137,7 +140,7 @@ class Watcher:
                     self._drop(key, w)
                     return None
                 w.wds.append(wd)
-                self._of_wd[wd] = (w, name)
+                self._of_wd[wd] = (w, path, name)
             for path in w.ids:
                 try:
                     st = os.lstat(path)
@@ -159,29 +162,26 @@ class Watcher:
             except OSError:
                 pass  # already gone with its folder
 
-    def quiet(self, w: ScopeWatch, epoch: object) -> bool:
-        """True if no memory file of the scope can have changed since its last full comparison
-        began, and the index was not cleared since (`epoch`: another process's rebuild empties it
-        and fills it again); otherwise False, and the scope counts as compared from now (the
-        caller does it)."""
+    def pending(self, w: ScopeWatch, epoch: object, most: int) -> list[str] | None:
+        """The files of the scope that may have changed since its last comparison began: [] if
+        none; None if any may have (a folder moved or replaced, the queue overflowed, more than
+        `most` files, the index cleared since: `epoch`, as another process's rebuild does). The
+        scope counts as compared from now: the caller compares them (all of them for None)."""
         with self._lock:
             for ev in self._inotify.read(timeout=0):
                 if ev.wd < 0:  # the queue overflowed: events were lost
                     for other in self._scopes.values():
-                        other.dirty = True
+                        other.changed = None
                     continue
                 hit = self._of_wd.get(ev.wd)
                 if hit is None:
                     continue
-                other, name = hit
+                other, folder, name = hit
                 if ev.mask & self._self_events:
-                    other.dirty = other.broken = True
-                elif name is None:
-                    if ev.name.endswith(".md") and not ev.name.startswith("."):
-                        other.dirty = True
-                elif ev.name == name:
-                    other.dirty = True
-            if not w.dirty and not w.broken:
+                    other.changed, other.broken = None, True
+                elif other.changed is not None and (ev.name == name if name else ev.name.endswith(".md") and not ev.name.startswith(".")):
+                    other.changed.add(os.path.join(folder, ev.name))
+            if not w.broken:
                 for path, was in w.ids.items():
                     try:
                         st = os.lstat(path)
@@ -191,9 +191,8 @@ class Watcher:
                     if now != was:  # a folder came, went or was replaced (by another, by a symlink)
                         w.broken = True
                         break
-            if w.broken:
-                return False
-            if w.dirty or epoch != w.epoch:
-                w.dirty, w.epoch = False, epoch
-                return False
-            return True
+            changed, w.changed = w.changed, set()
+            if w.broken or changed is None or len(changed) > most or epoch != w.epoch:
+                w.epoch = epoch
+                return None
+            return sorted(changed)
