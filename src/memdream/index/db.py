@@ -35,6 +35,9 @@ MAX_QUERY_TERMS = 8  # a query searches its 8 rarest terms (see Index.rare_terms
 POSTINGS_MIN_ENTRIES = 2_000  # below this, FTS5 alone answers within a few milliseconds
 
 
+SAID_AFTER_BATCH = 100  # rows looked up in one statement by `said_after` (SQLite allows 500 terms in a compound select)
+
+
 @dataclass(frozen=True)
 class LifecycleDue:
     """The lifecycle's thresholds (model/lifecycle.py) for Index.lifecycle_due."""
@@ -418,15 +421,19 @@ class Index(FileSync):
         (strictly later, by at most `gap` seconds; by creation time, then id): what was said
         next. Entries without a creation time have none."""
         marks = ",".join("?" * len(layers))
-        sql = (
-            f"SELECT {self._COLS} FROM entries e, entries s WHERE s.rowid = ? AND e.scope = s.scope AND e.layer IN ({marks})"
-            " AND e.ca > s.ca AND e.ca <= s.ca + ? ORDER BY e.ca, e.id LIMIT ?"
+        one = (
+            f"SELECT * FROM (SELECT s.rowid, e.id, {self._COLS} FROM entries e, entries s WHERE s.rowid = ? AND e.scope = s.scope"
+            f" AND e.layer IN ({marks}) AND e.ca > s.ca AND e.ca <= s.ca + ? ORDER BY e.ca, e.id LIMIT ?)"
         )
-        out: dict[int, list[Row]] = {}
-        for row in rows:
-            if row.ca is not None and row.scope == scope.key and (found := self._rows(sql, (row.rowid, *layers, gap, n))):
-                out[row.rowid] = found
-        return out
+        wanted = [row.rowid for row in rows if row.ca is not None and row.scope == scope.key]
+        found: dict[int, list[tuple]] = {}
+        for i in range(0, len(wanted), SAID_AFTER_BATCH):  # one statement for many rows: a recall asks for 20
+            part = wanted[i : i + SAID_AFTER_BATCH]
+            args = [a for rowid in part for a in (rowid, *layers, gap, n)]
+            for src, eid, *cols in self.db.execute(" UNION ALL ".join([one] * len(part)), args):
+                found.setdefault(src, []).append((cols[8], eid, cols))
+        # Each row's own next entries in their order (by creation time, then id, as SQLite orders)
+        return {src: [Row(*cols) for _, _, cols in sorted(got, key=lambda t: (t[0], t[1]))] for src, got in found.items()}
 
     def created_between(self, scope: Scope, layers: tuple[str, ...], start: float, end: float, limit: int) -> tuple[int, list[Row]]:
         """How many entries of the scope's `layers` were created in [start, end) (epoch seconds),
