@@ -503,6 +503,7 @@ def main() -> None:
         f"| acknowledged log blocks missing | {c['logs_missing']} of {c['logs']} |",
         f"| hand-written lines lost (saved by rename) | {c['hand_missing']} of {c['hand']} |",
         f"| lines saved in place lost (truncate, half, 5 ms, rest) | {c['in_place_missing']} of {c['in_place_saves']} |",
+        f"| saves the careful person's own swap back took out (its editor model, not memdream) | {c['saves_undone_by_the_person']} |",
         f"| operations refused with an error (nothing acknowledged, so nothing lost; e.g. a file that never settled for 10 s) | {c['error_count']} |",
         f"| lines that do not parse | {c['parse_problems']} |",
         f"| doctor problems after sync (temp files aside) | {len(c['doctor'])} |",
