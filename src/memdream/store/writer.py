@@ -206,16 +206,28 @@ def _saved_on_top(tmp: Path, ours: bytes) -> tuple[bytes, bytes] | None:
     data, state = read_file(tmp)
     if state.sha == content_hash(ours):
         return None
+    data, _, _ = _settled(tmp, data, state, lambda _: SETTLE_S)  # an in-place save into our inode may still be under way
+    return ours, data
+
+
+def _settled(path: Path, data: bytes, state: FileState, settle_for: Callable[[bytes], float]) -> tuple[bytes, FileState, bool]:
+    """`path` read again every SETTLE_POLL_S until its version is at rest: its modification or
+    change time `settle_for(data)` seconds old, or unchanged that long (a clock set ahead), or
+    the file gone. (data, state, True) then; (the last read, False) after SETTLE_MAX_S."""
     deadline = time.monotonic() + SETTLE_MAX_S
     stable_since = time.monotonic()
-    while time.monotonic() < deadline:  # an in-place save into our inode may still be under way
-        if time.time_ns() - max(state.mtime_ns, state.ctime_ns) >= SETTLE_S * 1e9 or time.monotonic() - stable_since >= SETTLE_S:
-            break
+    while True:
+        settle = settle_for(data)
+        if time.time_ns() - max(state.mtime_ns, state.ctime_ns) >= settle * 1e9 or time.monotonic() - stable_since >= settle:
+            return data, state, True
+        if time.monotonic() > deadline:
+            return data, state, False
         time.sleep(SETTLE_POLL_S)
-        again, now = read_file(tmp)
+        again, now = read_file(path)
         if now != state:
             data, state, stable_since = again, now, time.monotonic()
-    return ours, data
+            if not state.exists:
+                return data, state, True
 
 
 def merge_saved(current: str, rescued: list[tuple[bytes, bytes]]) -> str:
@@ -384,25 +396,15 @@ class Writer:
         The final exchange in atomic_write still checks that what it swaps out is what was read."""
         if not state.exists or self._is_own(path, state):
             return data, state
-        deadline = time.monotonic() + SETTLE_MAX_S
-        stable_since = time.monotonic()
-        while True:
-            # A file cut off mid-line (memdream always ends with a newline) is most likely an
-            # editor stalled half way: it must stay the same for longer before it is taken.
-            settle = SETTLE_S if not data or data.endswith(b"\n") else SETTLE_CUT_S
-            if time.time_ns() - max(state.mtime_ns, state.ctime_ns) >= settle * 1e9 or time.monotonic() - stable_since >= settle:
-                return data, state
-            if time.monotonic() > deadline:
-                raise VaultError(
-                    f"{path} kept changing for {SETTLE_MAX_S:.0f} s while memdream waited to write it",
-                    "close the program that keeps saving it, then try again",
-                )
-            time.sleep(SETTLE_POLL_S)
-            again, now = read_file(path)
-            if now != state:
-                data, state, stable_since = again, now, time.monotonic()
-                if not state.exists:
-                    return data, state
+        # A file cut off mid-line (memdream always ends with a newline) is most likely an editor
+        # stalled half way: it must stay the same for longer before it is taken.
+        data, state, settled = _settled(path, data, state, lambda d: SETTLE_S if not d or d.endswith(b"\n") else SETTLE_CUT_S)
+        if not settled:
+            raise VaultError(
+                f"{path} kept changing for {SETTLE_MAX_S:.0f} s while memdream waited to write it",
+                "close the program that keeps saving it, then try again",
+            )
+        return data, state
 
     def _own_path(self) -> Path:
         return self.vault.state_dir / OWN_WRITES
