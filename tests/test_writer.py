@@ -111,6 +111,10 @@ def test_a_save_made_on_top_of_the_version_swapped_back_out_is_kept(tmp_path) ->
     theirs = ours + "- 手写的一行 a hand note\n".encode()
     tmp.write_bytes(theirs)
     assert w._saved_on_top(tmp, ours) == (ours, theirs)
+    # A temp file somebody removed is nothing to merge (not an empty save, which would delete
+    # every line of ours from the file).
+    tmp.unlink()
+    assert w._saved_on_top(tmp, ours) is None
 
 
 def test_a_rescued_save_is_merged_into_the_file_as_it_is_now() -> None:

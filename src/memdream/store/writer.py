@@ -204,10 +204,12 @@ def _saved_on_top(tmp: Path, ours: bytes) -> tuple[bytes, bytes] | None:
     in place, into our inode). That editor was told its save landed; dropping it with the
     temp file lost a hand-written line in the in-place soak under load (1 in about 30 runs)."""
     data, state = read_file(tmp)
-    if state.sha == content_hash(ours):
+    if not state.exists or state.sha == content_hash(ours):
         return None
-    data, _, _ = _settled(tmp, data, state, lambda _: SETTLE_S)  # an in-place save into our inode may still be under way
-    return ours, data
+    data, state, _ = _settled(tmp, data, state, lambda _: SETTLE_S)  # an in-place save into our inode may still be under way
+    # Gone meanwhile (someone removed our temp file): nothing to merge. Merged as an empty save,
+    # its absence would delete every line of ours from the file.
+    return (ours, data) if state.exists else None
 
 
 def _settled(path: Path, data: bytes, state: FileState, settle_for: Callable[[bytes], float]) -> tuple[bytes, FileState, bool]:
