@@ -103,12 +103,8 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
         written.append((path, core.update(path, add, header=header, tx=tx, index=False)))
     back: dict[Path, set[str]] = defaultdict(set)  # destination -> copies to take out again
     for rel, raws in to_remove.items():
-
-        def drop(doc: Document, raws: set[str] = raws) -> None:
-            # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
-            doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
-
-        upd = core.update(core.vault.root / rel, drop, tx=tx, index=False)
+        # Only the very line that was copied (byte for byte): a line edited meanwhile stays.
+        upd = core.update(core.vault.root / rel, _dropping(raws), tx=tx, index=False)
         written.append((core.vault.root / rel, upd))
         # A line somebody edited between the check above and this drop stayed (their edit
         # wins): its copy comes out of the destination again, or the id would be in two places.
@@ -122,12 +118,17 @@ def _apply_moves(core: Core, tx: Transaction, moves: list[Move], out: Applied, n
             out.done = [(op, why) for op, why in out.done if op is not mv]
             out.skipped.append(Rejected(f"{mv.kind} `{mv.entry.id}`", "the memory was edited while the dream moved it"))
     for path, raws in back.items():
-
-        def take_back(doc: Document, raws: set[str] = raws) -> None:
-            doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
-
-        written.append((path, core.update(path, take_back, tx=tx, index=False)))
+        written.append((path, core.update(path, _dropping(raws), tx=tx, index=False)))
     core.index_updates(written)
+
+
+def _dropping(raws: set[str]) -> Callable[[Document], None]:
+    """A change that removes the entry lines whose text is exactly one of `raws`."""
+
+    def drop(doc: Document) -> None:
+        doc.lines[:] = [ln for ln in doc.lines if not (ln.raw in raws and ln.is_entry)]
+
+    return drop
 
 
 def _apply_drops(core: Core, tx: Transaction, drops: list[Drop], out: Applied) -> None:
