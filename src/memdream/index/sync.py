@@ -117,20 +117,24 @@ class FileSync:
             if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
                 if known is not None and tuple(known) == (st.st_mtime_ns, st.st_size, st.st_ino, layer):
                     continue
-                try:
-                    data, state = read(Path(path))
-                except NotRegularFile:
-                    state = None  # it changed into one since the lstat
-                if state is not None:
-                    if state.exists and self.index_file(Path(path), scope, layer, state, parse_document(decode(data, path))):
-                        changed += 1
-                    if state.exists:
-                        continue
+                got = self._reread(Path(path), scope, layer, read)
+                if got is not None and got[0]:
+                    changed += got[1]
+                    continue
             if known is not None:  # gone, or no longer a file memdream reads (doctor reports it)
                 with self.transaction() as db:
                     self._drop_file(db, rel)
                 changed += 1
         return changed
+
+    def _reread(self, path: Path, scope: Scope, layer: str, read: Callable[[Path], tuple[bytes, FileState]]) -> tuple[bool, bool] | None:
+        """Read a file whose state changed and index it again: (it still exists, its rows
+        changed); None if it is no longer a regular file (it changed into one since the lstat)."""
+        try:
+            data, state = read(path)
+        except NotRegularFile:
+            return None
+        return state.exists, state.exists and self.index_file(path, scope, layer, state, parse_document(decode(data, path)))
 
     def _no_links(self, scope: Scope) -> bool:
         """No symlink on the way to the scope's folders (the full comparison reads nothing then)."""
@@ -203,30 +207,22 @@ class FileSync:
             if k is None:
                 fresh.append((rel, layer))
                 continue
-            path = Path(root + rel)
-            try:
-                data, state = read(path)
-            except NotRegularFile:
+            got = self._reread(Path(root + rel), scope, layer, read)
+            if got is None:
                 present.discard(rel)  # it changed into one since the lstat
                 continue
-            if not state.exists:
-                continue
-            if self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
-                changed += 1
+            changed += got[1]
         if len(fresh) >= BULK_MIN_FILES:
             done, skipped = index_new_files(self, scope, fresh, self.bulk_workers, self.bulk_parallel_min_bytes)
             changed += done
             present -= skipped
         else:
             for rel, layer in fresh:
-                path = Path(root + rel)
-                try:
-                    data, state = read(path)
-                except NotRegularFile:
+                got = self._reread(Path(root + rel), scope, layer, read)
+                if got is None:
                     present.discard(rel)
                     continue
-                if state.exists and self.index_file(path, scope, layer, state, parse_document(decode(data, path))):
-                    changed += 1
+                changed += got[1]
         gone = [p for p in known if p not in present]
         if gone:
             with self.transaction() as db:
