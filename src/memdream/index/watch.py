@@ -27,6 +27,7 @@ import threading
 from typing import Any
 
 from memdream.model import lazyre as re
+from memdream.store.vault import is_entry_file_name
 
 # File systems whose every change passes through this machine's kernel (so inotify sees it).
 LOCAL_FILE_SYSTEMS = frozenset(
@@ -59,8 +60,7 @@ def file_system_of(path: str) -> str | None:
 class ScopeWatch:
     """The watches on one scope's folders, and the files changed since the last comparison."""
 
-    def __init__(self, folders: list[tuple[str, str | None]]) -> None:
-        self.folders = folders  # (path, the one name that matters there, or None: every *.md)
+    def __init__(self) -> None:
         # Every folder from below the vault's root down to the watched ones -> (device, inode) as
         # watched (None: missing). Checked at every read: a folder moved, replaced by another or by
         # a symlink, anywhere on the way, changes one of them (a rename of a parent sends no event).
@@ -77,7 +77,6 @@ class Watcher:
     def __init__(self) -> None:
         from inotify_simple import INotify, flags  # here: only a process that syncs a scope twice
 
-        self._flags = flags
         self._mask = (
             flags.CREATE | flags.DELETE | flags.MODIFY | flags.ATTRIB | flags.MOVED_FROM | flags.MOVED_TO
             | flags.DELETE_SELF | flags.MOVE_SELF | flags.ONLYDIR | flags.DONT_FOLLOW
@@ -101,9 +100,7 @@ class Watcher:
                 self._inotify.close()
 
     def watching(self, key: str) -> bool:
-        with self._lock:
-            w = self._scopes.get(key)
-            return w is not None and not w.broken
+        return self.get(key) is not None
 
     def forget(self) -> None:
         """Every scope is compared in full at its next sync (the index was replaced or cleared)."""
@@ -121,12 +118,12 @@ class Watcher:
         if the kernel refuses (the watch limit, a folder we may not read) or a symlink is on the
         way (the comparison refuses to read through it, every time)."""
         with self._lock:
-            w = self._scopes.get(key)
-            if w is not None and not w.broken:
-                return w
+            w = self.get(key)
             if w is not None:
-                self._drop(key, w)
-            w = ScopeWatch(folders)
+                return w
+            if key in self._scopes:  # broken: watched again from scratch
+                self._drop(key, self._scopes[key])
+            w = ScopeWatch()
             for path, _ in folders:  # the folders on the way first: a watch is only taken below them
                 parts = os.path.relpath(path, root).split(os.sep)
                 for i in range(1, len(parts) + 1):
@@ -179,7 +176,7 @@ class Watcher:
                 other, folder, name = hit
                 if ev.mask & self._self_events:
                     other.changed, other.broken = None, True
-                elif other.changed is not None and (ev.name == name if name else ev.name.endswith(".md") and not ev.name.startswith(".")):
+                elif other.changed is not None and (ev.name == name if name else is_entry_file_name(ev.name)):
                     other.changed.add(os.path.join(folder, ev.name))
             if not w.broken:
                 for path, was in w.ids.items():

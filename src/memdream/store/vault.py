@@ -75,6 +75,11 @@ def validate_name(value: str, what: str = "name") -> str:
     return value
 
 
+def is_entry_file_name(name: str) -> bool:
+    """A file of memory lines in recall/ or the archive (`*.md`; a dotted name is a temp file)."""
+    return name.endswith(".md") and not name.startswith(".")
+
+
 @dataclass(frozen=True)
 class Scope:
     """A (user, agent) pair; scopes never see each other's memories."""
@@ -213,7 +218,7 @@ class Vault:
             out.append((f"{base}/MEMORY.md", RESIDENT))
         for sub, layer in (("memory/recall", RECALL), ("memory/.archive/entries", ARCHIVE)):
             try:
-                names = sorted(n for n in os.listdir(f"{self.root}/{base}/{sub}") if n.endswith(".md") and not n.startswith("."))
+                names = sorted(n for n in os.listdir(f"{self.root}/{base}/{sub}") if is_entry_file_name(n))
             except (FileNotFoundError, NotADirectoryError):
                 continue
             out.extend((f"{base}/{sub}/{n}", layer) for n in names)
