@@ -143,7 +143,8 @@ def _careful_save(p: Path, n: int) -> str | None:
     text = data.decode("utf-8")
     line = f"- 手写的第{n}条 hand note {n}"
     tmp = p.with_name(f".{p.name}.person.tmp")
-    tmp.write_text(text.replace("fact", "Fact", 1) + line + "\n", encoding="utf-8")
+    edited = (text.replace("fact", "Fact", 1) + line + "\n").encode()
+    tmp.write_bytes(edited)
     if not _exchange(str(tmp), str(p), _RENAME_EXCHANGE):  # no renameat2: check, then rename
         if p.read_bytes() != data:
             tmp.unlink()
@@ -152,7 +153,7 @@ def _careful_save(p: Path, n: int) -> str | None:
     elif tmp.read_bytes() != data:  # what was in place is not what it read: put it back
         mine = tmp.with_name(f"{tmp.name}.{time.monotonic_ns()}.mine")
         _exchange(str(tmp), str(p), _RENAME_EXCHANGE)
-        if tmp.read_bytes() != (text.replace("fact", "Fact", 1) + line + "\n").encode():
+        if tmp.read_bytes() != edited:
             # Someone saved on top of this person's version in the instant it was in place, and
             # the swap back took that save out: the person lost it, not memdream (memdream waits
             # for a file renamed into place to settle). Kept aside and counted, for the report.

@@ -426,14 +426,14 @@ class Index(FileSync):
             f" AND e.layer IN ({marks}) AND e.ca > s.ca AND e.ca <= s.ca + ? ORDER BY e.ca, e.id LIMIT ?)"
         )
         wanted = [row.rowid for row in rows if row.ca is not None and row.scope == scope.key]
-        found: dict[int, list[tuple]] = {}
+        found: dict[int, list[tuple[str, Row]]] = {}
         for i in range(0, len(wanted), SAID_AFTER_BATCH):  # one statement for many rows: a recall asks for 20
             part = wanted[i : i + SAID_AFTER_BATCH]
             args = [a for rowid in part for a in (rowid, *layers, gap, n)]
             for src, eid, *cols in self.db.execute(" UNION ALL ".join([one] * len(part)), args):
-                found.setdefault(src, []).append((cols[8], eid, cols))
+                found.setdefault(src, []).append((eid, Row(*cols)))
         # Each row's own next entries in their order (by creation time, then id, as SQLite orders)
-        return {src: [Row(*cols) for _, _, cols in sorted(got, key=lambda t: (t[0], t[1]))] for src, got in found.items()}
+        return {src: [r for _, r in sorted(got, key=lambda t: (t[1].ca, t[0]))] for src, got in found.items()}
 
     def created_between(self, scope: Scope, layers: tuple[str, ...], start: float, end: float, limit: int) -> tuple[int, list[Row]]:
         """How many entries of the scope's `layers` were created in [start, end) (epoch seconds),
