@@ -17,6 +17,12 @@ said again:
 Reported: contradictions folded (the goal is 0), restatements folded (the goal: >= 50% without
 an embedder, >= 90% with one), per kind, and how the share moves with the cosine threshold
 (the figure each embedder's `restatement_cosine` is checked against).
+
+Then the write path itself, without an embedder: each pair written into a fresh vault, the
+earlier text five minutes before the later one, and what became of the later one (added,
+duplicate, superseded, or added with a conflict opened). And the other side of that rule:
+the conflicts opened while whole conversations of the recall suite's sets are written
+(`--chat-sets`, bench/sets/; small talk that only looks alike must open none).
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="use")
     ap.add_argument("--report", default="docs/benchmarks.md")
+    ap.add_argument("--chat-sets", default="memorybank_zh,memorybank_en,locomo,filler,changing", help="recall-suite sets whose conversations are written to count the conflicts they open ('' for none)")
+    ap.add_argument("--data", type=Path, default=None, help="where the public sets are (default ../shared/bench)")
     args = ap.parse_args()
     contra, restate = load_corpus()
     emb = load_embedder(args.embedder)
@@ -135,10 +143,69 @@ def main() -> None:
     for t in THRESHOLDS:
         c, r = with_emb(lex_c, sig_c, swap_c, cc, t), with_emb(lex_r, sig_r, swap_r, rc, t)
         lines.append(f"| {t} | {sum(c)} | {sum(r)} ({sum(r) / len(restate):.1%}) |")
+    lines += write_path_section(contra, kinds_c)
+    if args.chat_sets:
+        lines += chat_section([x for x in args.chat_sets.split(",") if x], args.data)
     body = "\n".join(lines)
     print(body)
     if args.report:
         write_report(Path(args.report), REPORT_START + "\n" + body + "\n" + REPORT_END, REPORT_START, REPORT_END)
+
+
+def write_path_section(contra: list[tuple[str, str, str]], kinds: Counter) -> list[str]:
+    import tempfile
+    from datetime import timedelta
+
+    from memdream.clock import FrozenClock
+    from memdream.config import load_config
+    from memdream.memory import Memory
+
+    t0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
+    got: dict[str, Counter] = {k: Counter() for k in kinds}
+    with tempfile.TemporaryDirectory() as d:
+        for i, (kind, a, b) in enumerate(contra):
+            clock = FrozenClock(t0)
+            mem = Memory(load_config(Path(d) / f"v{i}", "u", "a", env={}), clock)
+            mem.vault.init()
+            mem.write(a)
+            clock.set(t0 + timedelta(minutes=5))
+            out = mem.write(b)
+            got[kind]["conflict" if out.action == "added" and out.contradicts is not None else out.action] += 1
+    cols = ("superseded", "conflict", "added", "duplicate")
+    lines = [
+        "",
+        "The write path on the same pairs (no embedder; the later text written five minutes after the earlier one, each pair in a fresh vault). "
+        "A change of a fact supersedes it when the two share a subject and opens a conflict otherwise; speaker and asking pairs are other acts, "
+        "and a value swapped without a signal (\"I mostly write Python\" / \"... Go\") two facts, both added:",
+        "",
+        "| kind | " + " | ".join(cols) + " |",
+        "| --- | " + " | ".join("---:" for _ in cols) + " |",
+    ]
+    for k in sorted(kinds):
+        lines.append(f"| {k} | " + " | ".join(str(got[k][c]) for c in cols) + " |")
+    return lines
+
+
+def chat_section(names: list[str], data: Path | None) -> list[str]:
+    """Conflicts opened while whole conversations are written (bench/recall_suite.py's ingest)."""
+    import tempfile
+
+    from recall_suite import ingest, load_set  # it puts the repository on sys.path for bench.sets
+    lines = ["", "Conflicts opened while the recall suite's conversations are written message by message (each a scope; small talk that only looks alike should open none):", "", "| set | messages | conflicts opened | per 1,000 messages |", "| --- | ---: | ---: | ---: |"]
+    for name in names:
+        s = load_set(name, data, 0)
+        convs: dict[str, list] = {}
+        for m in s.memories:
+            convs.setdefault(m.conv, []).append(m)
+        n = opened = 0
+        with tempfile.TemporaryDirectory() as d:
+            for i, (conv, ms) in enumerate(sorted(convs.items())):
+                c = ingest(Path(d) / f"c{i}", conv, sorted(ms, key=lambda m: m.at))
+                opened += sum(1 for x in c.mem.conflicts() if x.kind == "entry")
+                n += len(ms)
+        print(f"{name}: {opened} conflicts over {n} messages", file=sys.stderr)
+        lines.append(f"| {name} | {n:,} | {opened} | {1000 * opened / n:.1f} |")
+    return lines
 
 
 if __name__ == "__main__":

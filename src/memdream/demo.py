@@ -190,6 +190,19 @@ def run_demo(keep: str | None = None) -> None:
             clock.advance(minutes=1)
             out = mem.write(text)
             click.echo(f'remember "{text}"  ->  {out.action} {out.entry.id}')
+        click.echo("Looking alike the other way: the same words with the numbers swapped, or a negation, say another thing. Never folded, never silently added: the conflict inbox holds both sides.")
+        for first, second in (("Alice owes me 500 and Bob 300", "Alice owes me 300 and Bob 500"), ("这周六我们不加班", "这周六我们加班")):
+            clock.advance(minutes=1)
+            mem.write(first)
+            clock.advance(minutes=1)
+            out = mem.write(second)
+            against = out.contradicts
+            click.echo(f'remember "{first}", then "{second}"  ->  {out.action} {out.entry.id}' + (f", in conflict with {against.id}" if against else ""))
+        entry_conflicts = [c for c in mem.conflicts() if c.kind == "entry"]
+        for c in entry_conflicts:
+            click.echo(f"conflicts  ->  {c.id}: a “{c.a}”  vs  b “{c.b}”")
+        settled = mem.resolve(entry_conflicts[-1].id, "b")
+        click.echo(f"resolve {settled.id} --keep b  ->  “{settled.b}” stays; “{settled.a}” ends (superseded, its line kept)")
         _title("The knowledge vault: daily log, knowledge files that read before they write, INDEX.md")
         clock.set(datetime(2026, 6, 28, 14, 30, tzinfo=CST))
         path, heading = mem.log("完成了数据库迁移", "PostgreSQL 14 -> 16，耗时 45 分钟，无数据丢失。")

@@ -379,19 +379,21 @@ class Index(FileSync):
         current_only: bool = True,
         op: str = "OR",
         ended_only: bool = False,
+        newest: bool = False,
     ) -> list[tuple[Row, float]]:
         """Entries holding any (OR) or all (AND) of `terms`, best BM25 first (`ended_only`: only
-        those no longer valid)."""
+        those no longer valid; `newest`: the last indexed first, their score 0, not ranked: 0.2
+        against 5 ms for two common words at 100k entries, where BM25 scores every match)."""
         expr = match_expression(terms, op)
         if expr is None:
             return []
         marks = ",".join("?" * len(layers))
         sql = (
-            f"SELECT {self._COLS}, entries_fts.tok, -bm25(entries_fts) AS s FROM entries_fts"
+            f"SELECT {self._COLS}, entries_fts.tok, {'0.0' if newest else '-bm25(entries_fts)'} AS s FROM entries_fts"
             " JOIN entries e ON e.rowid = entries_fts.rowid"
             f" WHERE entries_fts MATCH ? AND e.scope = ? AND e.layer IN ({marks})"
             + (" AND e.vt IS NULL" if current_only else " AND e.vt IS NOT NULL" if ended_only else "")
-            + " ORDER BY bm25(entries_fts) LIMIT ?"
+            + (" ORDER BY entries_fts.rowid DESC LIMIT ?" if newest else " ORDER BY bm25(entries_fts) LIMIT ?")
         )
         return [(Row(*r[:13]), r[13]) for r in self.db.execute(sql, (expr, scope.key, *layers, limit))]
 

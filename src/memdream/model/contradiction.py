@@ -11,6 +11,7 @@ the corpus).
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 
 import unicodedata
 
@@ -22,19 +23,47 @@ from memdream.model.wording import normalize, stem
 _NEG_EN_WORDS = re.compile(
     r"\b(?:not|no|never|nor|neither|none|nothing|nobody|nowhere|without|cannot|no longer)\b|n['’]t\b", re.I
 )
-_NEG_ZH_CHARS = "不没别未无勿非"
+_NEG_ZH_CHARS = "不没别別未无勿非"
 # Words holding a negation character that negate nothing (不过 = but, 无论 = whatever, 别人 = others).
 _NEG_ZH_FALSE = (
     "不错", "不但", "不仅", "不久", "不断", "不少", "不管", "不同", "不如", "不得不", "差不多", "不一定",
     "无论", "无聊", "无线", "无人机", "无数", "无限", "别人", "别的", "特别", "分别", "区别", "级别", "类别", "告别",
     "非常", "是非", "未来", "并非", "无非", "莫非", "没准",
+    "不好意思",
 )
+# Formulas with a negation word that deny nothing: thanks answered (不用谢, "no problem"), said
+# as a clause of their own ("没问题，朋友！" but not 身体没问题), eagerness and emphasis.
+_COURTESY = re.compile(
+    r"(^|[,.!?;:，。！？；：、~～…]\s*)(?:不用谢|不客气|别客气|没关系|没问题|没事|no problem|no worries|not at all|don['’]t mention it)(?=\s*(?:[,.!?;:，。！？；：、~～…]|$))",
+    re.I,
+)
+_NEG_EN_FALSE = re.compile(r"\b(?:can['’]t wait|not only|no doubt|no wonder)\b", re.I)
+_NEG_ZH_ANY = re.compile(f"[{_NEG_ZH_CHARS}]")
 _NEG_ZH_MULTI = ("不再", "从不", "从没", "从未", "尚未", "并不", "无需", "无须", "禁止", "停止", "取消")
+
+
+# The cues set aside to compare what two texts are about ("用方案A" / "不用方案A"), a rule's
+# "stop" and "avoid" among them.
+_NEG_ZH = ("不", "没", "別", "别", "无需", "无须", "禁止", "勿", "非", "未", "停止", "不再", "取消")
+_NEG_EN = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|won't|isn't|aren't|wasn't|shouldn't|cannot|can't|stop(?:ped)?|no longer|avoid)\b", re.I)
+
+
+def without_negation(text: str) -> str:
+    """The text with its negation cues removed (to compare what two texts are about)."""
+    t = _NEG_EN.sub(" ", text)
+    for c in sorted(_NEG_ZH, key=len, reverse=True):
+        t = t.replace(c, "")
+    return t
+
+
+_NEG_ZH_CUE = re.compile(f"[{_NEG_ZH_CHARS}]|" + "|".join(_NEG_ZH_MULTI))  # any Chinese cue at all
 
 
 def negation_count(text: str) -> int:
     """How many negation cues the text holds (zh 不/没/别/未/无..., en not/never/no/n't...)."""
-    t = re.sub(r"不过(?!敏)", " ", text)
+    if _NEG_ZH_CUE.search(text) is None and _NEG_EN_WORDS.search(text) is None:
+        return 0  # most lines: no cue, nothing to set aside
+    t = re.sub(r"不过(?!敏)", " ", _COURTESY.sub(r"\1 ", text.strip()))
     for w in _NEG_ZH_FALSE:
         t = t.replace(w, " ")
     n = 0
@@ -42,7 +71,7 @@ def negation_count(text: str) -> int:
         n += t.count(w)
         t = t.replace(w, " ")
     n += sum(t.count(c) for c in _NEG_ZH_CHARS)
-    n += len(_NEG_EN_WORDS.findall(t))
+    n += len(_NEG_EN_WORDS.findall(_NEG_EN_FALSE.sub(" ", t)))
     return n
 
 
@@ -139,6 +168,44 @@ def times(text: str) -> tuple[list[str], list[str]]:
     return [v for _, v in sorted(points)], units
 
 
+_ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th)\b", re.I)
+_EN_NUMBER = re.compile(r"\b(?:" + "|".join(sorted(_EN_NUMBER_WORDS, key=len, reverse=True)) + r")\b", re.I)
+
+
+@lru_cache(maxsize=256)  # the new text is compared with several candidates
+def without_signals(text: str) -> str:
+    """The text with what the contradiction signals read set aside: numbers (digits, number
+    words, 五千), times (weekdays, months, parts of the day, units, 周二, 下午), opposite words
+    (before / after, 之前 / 之后) and negation cues. Two texts alike in what is left say one thing with another number, time or polarity;
+    two texts that each keep a word of their own ("周末去爬了莫干山，走了 5 公里" / "周末去爬了千岛湖，
+    走了 7 公里") are two facts, not one changed."""
+    t = unicodedata.normalize("NFKC", text)
+    for rx in (_ORDINAL, _NUM, _EN_NUMBER, _ZH_WEEKDAY, _EN_TIME, _ZH_TIME):
+        t = rx.sub(" ", t)
+    t = _EN_OPPOSITE.sub(" ", t)
+    for w in _ZH_OPPOSITES:
+        t = t.replace(w, " ")
+    return _NEG_ZH_ANY.sub(" ", without_negation(_mask_zh_numbers(t)))
+
+
+def _opposite_words() -> tuple[object, tuple[str, ...]]:
+    en = sorted({w for pair in OPPOSITES for w in pair if w.isascii()}, key=len, reverse=True)
+    zh = sorted({w for pair in OPPOSITES for w in pair if not w.isascii()}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(en) + r")\b", re.I), tuple(zh)
+
+
+def _mask_zh_numbers(t: str) -> str:
+    """`t` with its Chinese numerals blanked, the words in which a numeral is no number kept (一起, 十分)."""
+    keep = t
+    for w in _ZH_NUM_FALSE:
+        keep = keep.replace(w, "\0" * len(w))
+    out = list(t)
+    for m in _ZH_NUM.finditer(keep):
+        for i in range(m.start(), m.end()):
+            out[i] = " "
+    return "".join(out)
+
+
 _NAME = re.compile(r"(?<![\w'])([A-Z][A-Za-z]*)")
 _TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr)\.")
 _OPENING = re.compile(r"^\W*[A-Za-z]+|(?<=[.!?:;,])\s*[A-Za-z]+")
@@ -160,6 +227,7 @@ OPPOSITES: tuple[tuple[str, str], ...] = (
     ("赢", "输"), ("大", "小"), ("高", "矮"), ("高", "低"), ("开", "关"), ("上", "下"), ("左", "右"), ("冷", "热"),
     ("贵", "便宜"), ("胖", "瘦"), ("快", "慢"), ("涨", "跌"), ("增加", "减少"), ("同意", "反对"),
 )
+_EN_OPPOSITE, _ZH_OPPOSITES = _opposite_words()
 _OPP = {}
 for _a, _b in OPPOSITES:
     _OPP.setdefault(_a, set()).add(_b)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memdream.model import lazyre as re
+from memdream.model.contradiction import negation_count, without_negation  # noqa: F401 (without_negation: used here and imported from here)
 from memdream.model.similarity import DEDUP_THRESHOLD, content_words, is_duplicate, similarity
 
 Kind = Literal["ADD", "UPDATE", "NOOP", "CONFLICT"]
@@ -25,23 +26,16 @@ Kind = Literal["ADD", "UPDATE", "NOOP", "CONFLICT"]
 RELATED = 0.3  # bigram similarity from which two paragraphs are about the same thing
 AMBIGUOUS = (0.2, 0.4)  # a similarity in this band is worth a model's opinion, when there is one
 
-_NEG_ZH = ("不", "没", "別", "别", "无需", "无须", "禁止", "勿", "非", "未", "停止", "不再", "取消")
-_NEG_EN = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|won't|isn't|aren't|wasn't|shouldn't|cannot|can't|stop(?:ped)?|no longer|avoid)\b", re.I)
 
 
-_NEG_ZH_ANY = re.compile("[" + "".join(sorted({ch for c in _NEG_ZH for ch in c})) + "]")  # a character of any Chinese cue
+_STOP_EN = re.compile(r"\b(?:stop(?:ped)?|avoid)\b", re.I)  # a rule's negation: "avoid X" against "use X"
 
 
 def negated(text: str) -> bool:
-    """Does the text carry a negation cue (an odd number of cues reads as negative)?"""
-    if _NEG_ZH_ANY.search(text) is None:  # no Chinese cue can be there (most lines): the English ones alone
-        return len(_NEG_EN.findall(text)) % 2 == 1
-    n = sum(text.count(c) for c in _NEG_ZH if len(c) > 1)
-    single = sum(text.count(c) for c in _NEG_ZH if len(c) == 1)
-    multi_chars = sum(len(c) for c in _NEG_ZH if len(c) > 1 and c in text)
-    n += max(0, single - multi_chars)  # 不再 counted once, not as 不 as well
-    n += len(_NEG_EN.findall(text))
-    return n % 2 == 1
+    """Does the text carry a negation cue (an odd number of cues reads as negative)? The
+    contradiction signals' count (model/contradiction.py: 非常, 不错 and a "no problem"
+    answering thanks negate nothing), and "stop" or "avoid"."""
+    return (negation_count(text) + len(_STOP_EN.findall(text))) % 2 == 1
 
 
 @dataclass(frozen=True)
@@ -51,14 +45,6 @@ class Decision:
     similarity: float
     ambiguous: bool
     why: str
-
-
-def without_negation(text: str) -> str:
-    """The text with its negation cues removed (to compare what two texts are about)."""
-    t = _NEG_EN.sub(" ", text)
-    for c in sorted(_NEG_ZH, key=len, reverse=True):
-        t = t.replace(c, "")
-    return t
 
 
 def decide(paragraphs: list[str], new: str) -> Decision:

@@ -147,3 +147,22 @@ def names_past_span(text: str, now: datetime) -> bool:
         if mon and 1 <= mon <= 12 and (int(m["year"]), mon) < (today.year, today.month):
             return True
     return any(int(m["year"]) < today.year for rx in (_IN_YEAR_EN, _YEAR_ZH) for m in rx.finditer(text))
+
+
+# Words that tie what a text says to when it was said: "ran 5 km today", 昨晚加班到十点, "went to
+# 3 concerts this year", 周末去爬了莫干山 (the weekend just past; a habit said with 周末 is read
+# so too, and two such lines of different days are kept without a conflict). Two such texts written on different days may both be true (two runs,
+# two evenings, two years) however alike they look.
+_SAID_WHEN = re.compile(
+    r"\b(?:today|yesterday|tonight|tomorrow|just now|earlier today|"
+    r"this (?:morning|afternoon|evening|week|weekend|month|year)|last (?:night|week|weekend|month|year)|"
+    r"next (?:week|weekend|month|year)|(?:over|at|on) the weekend)\b"
+    r"|今天|今日|昨天|昨日|昨晚|今晚|今早|明天|前天|刚才|刚刚|这周|本周|上周|下周|周末|这个月|本月|上个月|下个月|今年|去年|明年",
+    re.IGNORECASE,
+)
+
+
+def said_when(text: str) -> bool:
+    """Does the text tie what it says to the time it was said (today, yesterday, this week,
+    今天, 昨晚, 去年, ...)?"""
+    return bool(_SAID_WHEN.search(text))

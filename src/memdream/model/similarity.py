@@ -11,10 +11,11 @@ model/contradiction.py; both are imported here too, where the rest of the code f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import unicodedata
 from functools import lru_cache
 
-from memdream.model.contradiction import contradiction, numbers
+from memdream.model.contradiction import contradiction, numbers, without_negation
 from memdream.model.scoring import asks
 from memdream.model import lazyre as re
 from memdream.model.tokens import CJK_STOP_CHARS, EN_STOPWORDS, tokens
@@ -50,6 +51,66 @@ def one_frame(a: str, b: str) -> bool:
     if not x or not y:
         return False
     return len(x & y) >= SWAP_SHARE * min(len(x), len(y))
+
+
+# Two texts that look alike enough for a contradiction signal between them to be a conflict:
+# half of the longer one's index tokens shared once negation cues are set aside. Over the
+# contradiction corpus's look-alikes (tests/data/fact_pairs.py) the share is 0.5 or more for
+# 90%; over the conflicts the looser `one_frame` opened while the recall suite's MemoryBank
+# chats were written, it was 0.24-0.35 at the median ("Thank you for your advice, I will try
+# it" / "Reading is a great way to learn ..."). A later text whose words nearly all come from
+# the earlier one (a part said again with a change: "Anna got the job at Meta" after "Anna got
+# the job at Google, and Ben got the one at Meta") looks alike too.
+LOOK_ALIKE_SHARE, LOOK_ALIKE_INSIDE, LOOK_ALIKE_MIN_TOKENS = 0.5, 0.85, 2
+
+
+def looks_alike(new: str, old: str) -> bool:
+    """Does `new` look like `old` closely enough that a contradiction signal between them means
+    one of the two says otherwise (see LOOK_ALIKE_SHARE)?"""
+    new, old = _unsaid(new, old)
+    x, y = set(tokens(without_negation(new), unigrams=True)), set(tokens(without_negation(old), unigrams=True))
+    if not x or not y:
+        return False
+    shared = len(x & y)
+    if shared >= LOOK_ALIKE_SHARE * max(len(x), len(y)):
+        return True
+    return words_inside(new, old) >= LOOK_ALIKE_INSIDE
+
+
+def words_inside(new: str, old: str) -> float:
+    """The share of `new`'s index tokens that `old` holds (0 for a text of fewer than
+    LOOK_ALIKE_MIN_TOKENS: "不用谢！" is inside every thanks)."""
+    new, old = _unsaid(new, old)
+    mine = set(tokens(new, unigrams=True))
+    if len(mine) < LOOK_ALIKE_MIN_TOKENS:
+        return 0.0
+    return len(mine & set(tokens(old, unigrams=True))) / len(mine)
+
+
+def _unsaid(a: str, b: str) -> tuple[str, str]:
+    """Two messages of one speaker without the speaker they open with ("Jon: Bye!" says
+    "Bye!"); other texts as they are (in "Tom: My brother fixed my bike", Tom is the "my")."""
+    ma, mb = _SPEAKER.match(a), _SPEAKER.match(b)
+    if ma and mb and plain_words(ma.group(1)) == plain_words(mb.group(1)):
+        return a[ma.end() :], b[mb.end() :]
+    return a, b
+
+
+def in_one_sentence(a: str, b: str, differs: Callable[[str, str], bool]) -> bool:
+    """Do a sentence of `a` and a sentence of `b` that look alike (`looks_alike`) differ as
+    `differs` says? A fact changed is changed within a sentence ("Long day. Leo gave Mia the
+    keys." / "Mia gave Leo the keys"; "好消息！这周六我们不加班。" / "这周六我们加班"); small talk of
+    several sentences trades parts and negations between sentences freely ("Thanks, Dave! Your
+    support means a lot." / "I appreciate your support ..."; "You're welcome, Leo. ... you're
+    not alone." / "You're welcome, my friend!"). A text of one sentence is its own sentence."""
+    xs, ys = message_sentences(a) or [a], message_sentences(b) or [b]
+    return any(differs(x, y) and looks_alike(x, y) for x in xs for y in ys)
+
+
+def only_asks(text: str) -> bool:
+    """Is every sentence of the text a question? A question states no fact to contradict."""
+    said = _sentences(_unsaid(text, text)[0])
+    return bool(said) and all(asks(t) for t in said)
 
 
 def similarity(a: str, b: str) -> float:
@@ -287,6 +348,26 @@ def dedup_anchors(text: str) -> list[str]:
 _SWAP_TOKEN = re.compile(r"[\u3400-\u9fff]|[a-z0-9]+")
 _ARTICLES = frozenset({"a", "an", "the"})
 SWAP_MAX_WORDS, SWAP_MAX_CHARS = 2, 4  # a replaced part this short (en words, zh characters) is a value
+
+
+OWN_CJK_CHARS = 1  # Chinese characters of its own (beyond particles) that make a text say something else
+
+
+def each_says_its_own(a: str, b: str) -> bool:
+    """Does each text hold a word the other lacks: an English content word, or OWN_CJK_CHARS
+    Chinese characters that are no particles? Read on texts with their signals set aside
+    (`without_signals`), that is two facts ("... 莫干山，走了 5 公里" / "... 千岛湖，走了 7 公里"), not
+    one said with another number; a swap keeps its words (小王欠我 / 我欠小王), and 已经 / 还
+    are one side's particles at most."""
+    x = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(a)).lower())  # gonna = going to
+    y = _SWAP_TOKEN.findall(unicodedata.normalize("NFKC", plain(b)).lower())
+
+    def own(mine: list[str], theirs: list[str]) -> bool:
+        other = set(theirs)
+        left = [t for t in mine if t not in other and t not in EN_STOPWORDS and t not in CJK_STOP_CHARS and t not in _ARTICLES]
+        return any(not starts_cjk(t) and stem(t) not in {stem(o) for o in other} for t in left) or sum(1 for t in left if starts_cjk(t)) >= OWN_CJK_CHARS
+
+    return own(x, y) and own(y, x)
 
 
 def value_swap(a: str, b: str) -> bool:
