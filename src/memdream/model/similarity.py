@@ -68,7 +68,7 @@ def looks_alike(new: str, old: str) -> bool:
     """Does `new` look like `old` closely enough that a contradiction signal between them means
     one of the two says otherwise (see LOOK_ALIKE_SHARE)?"""
     new, old = _unsaid(new, old)
-    x, y = set(tokens(without_negation(new), unigrams=True)), set(tokens(without_negation(old), unigrams=True))
+    x, y = _token_set(new, True), _token_set(old, True)
     if not x or not y:
         return False
     shared = len(x & y)
@@ -81,10 +81,15 @@ def words_inside(new: str, old: str) -> float:
     """The share of `new`'s index tokens that `old` holds (0 for a text of fewer than
     LOOK_ALIKE_MIN_TOKENS: "不用谢！" is inside every thanks)."""
     new, old = _unsaid(new, old)
-    mine = set(tokens(new, unigrams=True))
+    mine = _token_set(new, False)
     if len(mine) < LOOK_ALIKE_MIN_TOKENS:
         return 0.0
-    return len(mine & set(tokens(old, unigrams=True))) / len(mine)
+    return len(mine & _token_set(old, False)) / len(mine)
+
+
+@lru_cache(maxsize=512)  # a new text is compared with several candidates, sentence by sentence
+def _token_set(text: str, negation_aside: bool) -> frozenset[str]:
+    return frozenset(tokens(without_negation(text) if negation_aside else text, unigrams=True))
 
 
 def _unsaid(a: str, b: str) -> tuple[str, str]:

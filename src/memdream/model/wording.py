@@ -9,6 +9,7 @@ English stemmed and Chinese by the segmenter.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from memdream.model import lazyre as re
 from memdream.model.script import starts_cjk
@@ -113,6 +114,7 @@ INFORMAL_EN = {
 _INFORMAL = re.compile(r"\b(" + "|".join(INFORMAL_EN) + r")\b", re.I)
 
 
+@lru_cache(maxsize=1024)  # the write path compares one new text with several candidates, rule by rule
 def plain(text: str) -> str:
     """The text with filler dropped and common synonyms made one (for comparing, never stored)."""
     t = unicodedata.normalize("NFKC", text)
