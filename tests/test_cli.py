@@ -239,3 +239,16 @@ def test_a_bad_date_is_refused_with_the_form_not_a_traceback(v: str) -> None:
         assert r.exit_code == 1, (args, r.output)
         assert "YYYY-MM-DD" in r.output  # the error says the form (run() lets any other exception through)
     assert run("reflect", "--date", "2026-06-01", "--vault", v).exit_code == 0
+
+
+def test_remember_says_when_the_new_line_contradicts_one(v: str) -> None:
+    assert run("remember", "这周六我们不加班", "--vault", v).exit_code == 0
+    r = run("remember", "这周六我们加班", "--vault", v)
+    assert r.exit_code == 0
+    assert "contradicts" in r.output and "这周六我们不加班" in r.output
+    new_id = r.output.split()[1]  # "remembered <id> (...)"
+    assert f"memdream resolve e-{new_id} --keep a|b|both" in r.output
+    listed = run("conflicts", "--vault", v)
+    assert f"e-{new_id}" in listed.output
+    assert run("resolve", f"e-{new_id}", "--keep", "b", "--vault", v).exit_code == 0
+    assert "这周六我们不加班" not in run("list", "--vault", v).output

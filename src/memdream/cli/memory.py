@@ -44,6 +44,9 @@ def remember(text: str, type_: str | None, subject: str | None, pin: bool, vault
         click.echo(f"remembered {e.id} ({e.effective_type}, {e.layer} layer)")
         for old in out.superseded:
             click.echo(f"  supersedes {old.id}: {old.text}  (valid until {when(old.valid_to)})")
+        if out.contradicts is not None:
+            other = out.contradicts
+            click.echo(f"  contradicts {other.id}: {other.text}  (both kept; settle it: memdream resolve e-{e.id} --keep a|b|both)")
 
 
 @click.command()
