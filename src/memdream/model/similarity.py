@@ -66,7 +66,8 @@ LOOK_ALIKE_SHARE, LOOK_ALIKE_INSIDE, LOOK_ALIKE_MIN_TOKENS = 0.5, 0.85, 2
 
 def looks_alike(new: str, old: str) -> bool:
     """Does `new` look like `old` closely enough that a contradiction signal between them means
-    one of the two says otherwise (see LOOK_ALIKE_SHARE)?"""
+    one of the two says otherwise (see LOOK_ALIKE_SHARE)? Negations and Chinese aspect words
+    (已经, 还, 了) are set aside."""
     new, old = _unsaid(new, old)
     x, y = _token_set(new, True), _token_set(old, True)
     if not x or not y:
@@ -87,9 +88,18 @@ def words_inside(new: str, old: str) -> float:
     return len(mine & _token_set(old, False)) / len(mine)
 
 
+# Chinese aspect words say when, not what: 合同已经签了 and 合同还未签 are one frame once they and the
+# negation are set aside (a comparison's view only, as the negation's).
+_ASPECT_ZH = ("已经", "已", "还", "尚", "了")
+
+
 @lru_cache(maxsize=512)  # a new text is compared with several candidates, sentence by sentence
 def _token_set(text: str, negation_aside: bool) -> frozenset[str]:
-    return frozenset(tokens(without_negation(text) if negation_aside else text, unigrams=True))
+    if negation_aside:
+        text = without_negation(text)
+        for w in _ASPECT_ZH:
+            text = text.replace(w, "")
+    return frozenset(tokens(text, unigrams=True))
 
 
 def _unsaid(a: str, b: str) -> tuple[str, str]:
