@@ -292,14 +292,14 @@ def _polarity_differs(a: str, b: str) -> bool:
 
 def _may_conflict(text: str, e: Entry, now) -> bool:  # type: ignore[no-untyped-def]
     """Can `text` and the memory `e`, between which a contradiction signal was found (within one
-    sentence of each, `in_one_sentence`), be two versions of one fact? Not when they are two acts
-    (two speakers' messages, a question and a statement: `other_act`), nor questions (they state
-    nothing), nor when each says a word of its own once numbers, times and negations are set
-    aside (`without_signals`, `each_says_its_own`: "周末去爬了莫干山，走了 5 公里" / "... 千岛湖，走了 7 公里" are two hikes),
-    nor when they do not look alike (`looks_alike`: small talk shares a
-    frame, "Thanks, I'll try it" / "Okay, thank you for your advice"), nor when either is tied to
-    the day it was said ("ran 5 km today", 昨晚加班) and they were written on different days: two
-    runs, two evenings."""
+    sentence of each, `in_one_sentence`), be two versions of one fact? Not when they are two
+    acts (two speakers' messages, a question and a statement: `other_act`), nor questions (they
+    state nothing), nor when they do not look alike (`looks_alike`: small talk shares a frame,
+    "Thanks, I'll try it" / "Okay, thank you for your advice"), nor when each says a word of
+    its own once numbers, times and negations are set aside (`without_signals`,
+    `each_says_its_own`: "周末去爬了莫干山，走了 5 公里" / "... 千岛湖，走了 7 公里" are two hikes), nor
+    when either is tied to the day it was said ("ran 5 km today", 昨晚加班) and they were
+    written on different days: two runs, two evenings."""
     if other_act(text, e.text) or other_act(e.text, text) or only_asks(text) or only_asks(e.text) or not looks_alike(text, e.text):
         return False
     if each_says_its_own(without_signals(text), without_signals(e.text)):
@@ -340,7 +340,7 @@ def _look_alike_of(core: Core, text: str, now) -> Entry | None:  # type: ignore[
 
 def _look_alike(text: str, row: Row, now) -> Entry | None:  # type: ignore[no-untyped-def]
     e = parse_line(row.line, row.layer)  # as written: compared here, shown (`row.entry()`) only if it is the one
-    if not e.is_current or e.pending or not e.id or not _may_conflict(text, e, now):  # the cheaper tests first
+    if not e.is_current or e.pending or not e.id or not _may_conflict(text, e, now):  # what turns most candidates away, first
         return None
     signal = contradiction(text, e.text) or contradiction(e.text, text)
     if signal in CONFLICT_SIGNALS:
