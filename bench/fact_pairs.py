@@ -176,7 +176,8 @@ def write_path_section(contra: list[tuple[str, str, str]], kinds: Counter) -> li
         "",
         "The write path on the same pairs (no embedder; the later text written five minutes after the earlier one, each pair in a fresh vault). "
         "A change of a fact supersedes it when the two share a subject and opens a conflict otherwise; speaker and asking pairs are other acts, "
-        "and a value swapped without a signal (\"I mostly write Python\" / \"... Go\") two facts, both added:",
+        "and a value swapped without a signal (\"I am learning Spanish\" / \"... Japanese\") two facts, both added, unless a slot with one answer holds it "
+        "(\"I mostly write Python\" / \"... Go\": the main language, superseded):",
         "",
         "| kind | " + " | ".join(cols) + " |",
         "| --- | " + " | ".join("---:" for _ in cols) + " |",

@@ -379,3 +379,22 @@ def test_another_number_with_another_word_is_another_fact(mem, first: str, secon
     out = mem.write(second)
     assert out.action == "added" and out.contradicts is None
     assert {e.text for e in mem.list()} == {first, second}
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [("I mostly write Python", "I mostly write Go"), ("我主要写 Java", "我主要写 Rust")],
+)
+def test_the_main_answer_of_a_slot_with_several_is_superseded(mem, first: str, second: str) -> None:
+    mem.write("I am learning Spanish")
+    a = mem.write(first)
+    b = mem.write(second)
+    assert b.action == "superseded" and [e.id for e in b.superseded] == [a.entry.id]
+    assert {e.text for e in mem.list()} == {"I am learning Spanish", second}
+
+
+def test_a_slot_with_several_answers_keeps_each(mem) -> None:
+    mem.write("I am learning Spanish")
+    out = mem.write("I am learning Japanese")
+    assert out.action == "added" and out.superseded == ()
+    assert {e.text for e in mem.list()} == {"I am learning Spanish", "I am learning Japanese"}

@@ -8,7 +8,8 @@ line supersedes every current line of the subject). Pure: no index, no files.
 
 Conservative on purpose: a wrong slot would supersede an unrelated memory, a missed one only
 adds a line. A slot with several true answers at once (allergies, children, pets, tools,
-languages) is `multi`: a text there only joins an entry stating the same value.
+languages) is `multi`: a text there only joins an entry stating the same value, unless it
+names its main answer ("I mostly write Python", 我主要写 Java).
 """
 
 from __future__ import annotations
@@ -145,8 +146,14 @@ def slot_of(text: str) -> Slot | None:
             value = _value(text, s.frame)
             if not value or len(value) > MAX_VALUE_WORDS:
                 return None
-            return Slot(s.key, value, s.multi)
+            return Slot(s.key, value, s.multi and not _MAINLY.search(text))
     return None
+
+
+# A slot with several answers has one main answer when the text says so: "I mostly write
+# Python", 我主要写 Java. Two such texts state one answer, and the newer supersedes the older;
+# "I am learning Japanese" beside them is still one more answer.
+_MAINLY = re.compile(r"\b(?:mostly|mainly|primarily|chiefly)\b|主要|大多", re.I)
 
 
 def named_slot(text: str, subject: str, partial: bool = False) -> Slot | None:
