@@ -35,6 +35,18 @@ def _texts(hits):
     return [row.entry().text for row, _ in hits]
 
 
+def test_match_newest_returns_the_last_indexed_lines_first(mem) -> None:
+    # The write path's look-alike candidates: unranked, newest first, a short list however many match.
+    for text in ("咖啡店周一开门", "Coffee shop opens at 8 on Mondays", "咖啡店周二开门", "The coffee shop is closed on Sundays", "咖啡店周三开门"):
+        mem.remember(text)
+    newest = mem.index.match(mem.scope, ["咖啡店", "开门"], 2, op="AND", newest=True)
+    assert _texts(newest) == ["咖啡店周三开门", "咖啡店周二开门"]
+    assert all(score == 0.0 for _, score in newest)
+    ranked = mem.index.match(mem.scope, ["咖啡店", "开门"], 5, op="AND")
+    assert sorted(_texts(ranked)) == ["咖啡店周一开门", "咖啡店周三开门", "咖啡店周二开门"] and all(score > 0 for _, score in ranked)
+    assert _texts(mem.index.match(mem.scope, tokens("coffee shop"), 5, op="AND", newest=True)) == ["The coffee shop is closed on Sundays", "Coffee shop opens at 8 on Mondays"]
+
+
 def test_chinese_substrings_are_found(mem) -> None:
     mem.remember("我在余杭区")
     mem.remember("每天早上看盘前简报")
