@@ -29,8 +29,8 @@ from memdream.index.db import NEG_TOKEN, Row
 from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
 from memdream.model.changes import about_someone_else, generic_terms, old_values
 from memdream.model.classify import classify_type, extract_subject, salience
-from memdream.model.crud import decide, negated, without_negation
-from memdream.model.contradiction import without_signals
+from memdream.model.contradiction import without_negation, without_signals
+from memdream.model.crud import decide, negated
 from memdream.model.dates import said_when
 from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
 from memdream.model.hostile import pending_reason
@@ -291,8 +291,8 @@ def _polarity_differs(a: str, b: str) -> bool:
 
 
 def _may_conflict(text: str, e: Entry, now) -> bool:  # type: ignore[no-untyped-def]
-    """Can `text` and the memory `e`, between which a contradiction signal was found (within one
-    sentence of each, `in_one_sentence`), be two versions of one fact? Not when they are two
+    """Could `text` and the memory `e` be two versions of one fact, were a contradiction signal
+    found between them (within one sentence of each, `in_one_sentence`)? Not when they are two
     acts (two speakers' messages, a question and a statement: `other_act`), nor questions (they
     state nothing), nor when they do not look alike (`looks_alike`: small talk shares a frame,
     "Thanks, I'll try it" / "Okay, thank you for your advice"), nor when each says a word of

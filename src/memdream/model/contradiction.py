@@ -124,10 +124,7 @@ def numbers(text: str) -> list[str]:
         w = m.group(0).lower()
         if w in _EN_NUMBER_WORDS:
             out.append((m.start(), str(_EN_NUMBER_WORDS[w])))
-    masked = _ZH_WEEKDAY.sub(lambda m: "　" * len(m.group(0)), t)
-    for w in _ZH_NUM_FALSE:
-        masked = masked.replace(w, "　" * len(w))
-    for m in _ZH_NUM.finditer(masked):
+    for m in _zh_numerals(_ZH_WEEKDAY.sub(lambda m: "　" * len(m.group(0)), t)):
         v = _zh_number(m.group(0))
         if v is not None:
             out.append((m.start(), str(v)))
@@ -176,9 +173,9 @@ _EN_NUMBER = re.compile(r"\b(?:" + "|".join(sorted(_EN_NUMBER_WORDS, key=len, re
 def without_signals(text: str) -> str:
     """The text with what the contradiction signals read set aside: numbers (digits, number
     words, 五千), times (weekdays, months, parts of the day, units, 周二, 下午), opposite words
-    (before / after, 之前 / 之后) and negation cues. Two texts alike in what is left say one thing with another number, time or polarity;
-    two texts that each keep a word of their own ("周末去爬了莫干山，走了 5 公里" / "周末去爬了千岛湖，
-    走了 7 公里") are two facts, not one changed."""
+    (before / after, 之前 / 之后) and negation cues. Two texts alike in what is left say one
+    thing with another number, time or polarity; two texts that each keep a word of their own
+    ("周末去爬了莫干山，走了 5 公里" / "周末去爬了千岛湖，走了 7 公里") are two facts, not one changed."""
     t = unicodedata.normalize("NFKC", text)
     for rx in (_ORDINAL, _NUM, _EN_NUMBER, _ZH_WEEKDAY, _EN_TIME, _ZH_TIME):
         t = rx.sub(" ", t)
@@ -194,15 +191,19 @@ def _opposite_words() -> tuple[object, tuple[str, ...]]:
     return re.compile(r"\b(?:" + "|".join(en) + r")\b", re.I), tuple(zh)
 
 
-def _mask_zh_numbers(t: str) -> str:
-    """`t` with its Chinese numerals blanked, the words in which a numeral is no number kept (一起, 十分)."""
-    keep = t
+def _zh_numerals(t: str):  # type: ignore[no-untyped-def]
+    """The matches of Chinese numerals in `t` (positions as in `t`), leaving out the words in
+    which a numeral is no number (一起, 十分)."""
     for w in _ZH_NUM_FALSE:
-        keep = keep.replace(w, "\0" * len(w))
+        t = t.replace(w, "　" * len(w))
+    return _ZH_NUM.finditer(t)
+
+
+def _mask_zh_numbers(t: str) -> str:
+    """`t` with its Chinese numerals blanked (`_zh_numerals`)."""
     out = list(t)
-    for m in _ZH_NUM.finditer(keep):
-        for i in range(m.start(), m.end()):
-            out[i] = " "
+    for m in _zh_numerals(t):
+        out[m.start() : m.end()] = " " * (m.end() - m.start())
     return "".join(out)
 
 

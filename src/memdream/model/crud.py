@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memdream.model import lazyre as re
-from memdream.model.contradiction import negation_count, without_negation  # noqa: F401 (without_negation: used here and imported from here)
+from memdream.model.contradiction import negation_count, without_negation
 from memdream.model.similarity import DEDUP_THRESHOLD, content_words, is_duplicate, similarity
 
 Kind = Literal["ADD", "UPDATE", "NOOP", "CONFLICT"]

@@ -151,8 +151,9 @@ def names_past_span(text: str, now: datetime) -> bool:
 
 # Words that tie what a text says to when it was said: "ran 5 km today", 昨晚加班到十点, "went to
 # 3 concerts this year", 周末去爬了莫干山 (the weekend just past; a habit said with 周末 is read
-# so too, and two such lines of different days are kept without a conflict). Two such texts written on different days may both be true (two runs,
-# two evenings, two years) however alike they look.
+# so too, and two such lines of different days are kept without a conflict). Two such texts
+# written on different days may both be true (two runs, two evenings, two years) however
+# alike they look.
 _SAID_WHEN = re.compile(
     r"\b(?:today|yesterday|tonight|tomorrow|just now|earlier today|"
     r"this (?:morning|afternoon|evening|week|weekend|month|year)|last (?:night|week|weekend|month|year)|"
