@@ -291,21 +291,13 @@ def test_the_speaker_said_as_they_is_no_value_swap() -> None:
 CHANGE_KINDS = ("negation", "number", "date", "amount", "role", "order", "recombined")
 
 
-def test_every_look_alike_change_supersedes_or_opens_a_conflict(tmp_path) -> None:
-    from datetime import datetime, timedelta, timezone
-
-    from memdream.clock import FrozenClock
-    from memdream.config import load_config
-    from memdream.memory import Memory
-
-    t0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
+def test_every_look_alike_change_supersedes_or_opens_a_conflict(open_scope, clock) -> None:
+    # All pairs in one vault, a scope each: the index's word counts span the scopes.
     outcomes: dict[tuple[str, str], str] = {}
     for i, (kind, a, b) in enumerate(p for p in CONTRADICTIONS if p[0] in CHANGE_KINDS):
-        clock = FrozenClock(t0)
-        m = Memory(load_config(tmp_path / f"v{i}", "u", "a", env={}), clock)
-        m.vault.init()
+        m = open_scope(user=f"u{i}")  # a fresh scope per pair
         m.write(a)
-        clock.set(t0 + timedelta(minutes=5))
+        clock.advance(minutes=5)
         out = m.write(b)
         outcomes[(a, b)] = "conflict" if out.action == "added" and out.contradicts is not None else out.action
     missed = {pair for pair, what in outcomes.items() if what not in ("superseded", "conflict")}
@@ -334,17 +326,11 @@ def test_small_talk_opens_no_conflict(mem, first: str, second: str) -> None:
     assert mem.conflicts() == []
 
 
-def test_a_text_tied_to_its_day_conflicts_only_on_that_day(tmp_path) -> None:
-    from datetime import datetime, timedelta, timezone
+def test_a_text_tied_to_its_day_conflicts_only_on_that_day(mem, clock) -> None:
+    from datetime import timedelta
 
-    from memdream.clock import FrozenClock
-    from memdream.config import load_config
-    from memdream.memory import Memory
-
-    t0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
-    clock = FrozenClock(t0)
-    m = Memory(load_config(tmp_path / "v", "u", "a", env={}), clock)
-    m.vault.init()
+    t0 = clock.now()
+    m = mem
     m.write("I ran 5 km today")
     clock.set(t0 + timedelta(days=1))
     assert m.write("I ran 8 km today").contradicts is None  # two runs on two days

@@ -29,7 +29,7 @@ from memdream.index.db import NEG_TOKEN, Row
 from memdream.index.slots import Settled, ambiguous_candidate, ask_same_fact, find_slot, nearest_restatement
 from memdream.model.changes import about_someone_else, generic_terms, old_values
 from memdream.model.classify import classify_type, extract_subject, salience
-from memdream.model.contradiction import without_negation, without_signals
+from memdream.model.contradiction import negation_count, without_negation, without_signals
 from memdream.model.crud import decide, negated
 from memdream.model.dates import said_when
 from memdream.model.entry import END_SUPERSEDED, INSTRUCTION, RECALL, RULE, TYPES, Entry, layer_for_type
@@ -318,10 +318,11 @@ def _look_alike_of(core: Core, text: str, now) -> Entry | None:  # type: ignore[
     settle (both kept, `memdream conflicts`).
 
     Candidates: the newest memories holding two of the new text's three rarest words the
-    index holds, pair by pair (the one word, if it holds only one; numbers left out: they are
-    what a look-alike changes): a fact changes from its latest statement, and the list stays
-    short at any scope size."""
-    anchors = [t for t in anchor_terms(text) if not t.isdigit()]
+    index holds, pair by pair (the one word, if it holds only one; numbers and negation cues
+    left out: they are what a look-alike changes, and a word the scope lacks, found in another
+    scope, would empty the pair's query): a fact changes from its latest statement, and the
+    list stays short at any scope size."""
+    anchors = [t for t in anchor_terms(text) if not t.isdigit() and not negation_count(t)]
     df = core.index.document_frequency(anchors)
     present = sorted((t for t in anchors if df.get(t)), key=lambda t: (df[t], t))[:LOOK_ALIKE_QUERY_TERMS]
     if not present:
