@@ -252,3 +252,21 @@ def test_remember_says_when_the_new_line_contradicts_one(v: str) -> None:
     assert f"e-{new_id}" in listed.output
     assert run("resolve", f"e-{new_id}", "--keep", "b", "--vault", v).exit_code == 0
     assert "这周六我们不加班" not in run("list", "--vault", v).output
+
+
+def test_remember_says_when_the_embedder_was_unreachable(v: str) -> None:
+    # A remote embedder configured but down (nothing listens on the discard port): the line is
+    # written all the same, compared by words only, and the user is told why.
+    Path(v, "memdream.toml").write_text('[embedder]\nname = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n', encoding="utf-8")
+    r = run("remember", "I moved to Lisbon last spring", "--vault", v)
+    assert r.exit_code == 0 and "remembered" in r.stdout
+    assert "warning: embedder unavailable, restatements compared by words only" in r.stderr
+    out = json.loads(run("remember", "我对花生过敏", "--vault", v, "--json").stdout)
+    assert out["action"] == "added" and "embedder unavailable" in out["warning"]
+    listed = run("list", "--vault", v).output
+    assert "Lisbon" in listed and "花生" in listed
+
+
+def test_remember_has_no_warning_when_nothing_degraded(v: str) -> None:
+    r = run("remember", "I moved to Lisbon last spring", "--vault", v, "--json")
+    assert json.loads(r.stdout)["warning"] is None and "warning" not in r.stderr

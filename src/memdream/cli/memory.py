@@ -34,6 +34,8 @@ def remember(text: str, type_: str | None, subject: str | None, pin: bool, vault
     """Remember TEXT (one fact, preference, rule, ...). Secrets are refused (exit 1)."""
     with open_scope(vault, user, agent, create=True) as mem:
         out = mem.write(text, type=type_, subject=subject, pin=pin)
+    if out.warning:
+        click.echo(f"warning: {out.warning}", err=True)
     if as_json:
         emit(out.to_json())
         return

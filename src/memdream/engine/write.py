@@ -78,6 +78,9 @@ class WriteOutcome:
     superseded: tuple[Entry, ...] = ()
     similarity: float = 0.0
     contradicts: Entry | None = None  # a valid memory saying the opposite: both kept, a conflict opened
+    # What degraded while writing (the embedder or the model unreachable: the lexical rules
+    # decided alone; the index behind the files): the line is written all the same.
+    warning: str = ""
 
     def to_json(self) -> dict:
         return {
@@ -86,6 +89,7 @@ class WriteOutcome:
             "superseded": [e.to_json() for e in self.superseded],
             "similarity": round(self.similarity, 3),
             "contradicts": self.contradicts.to_json() if self.contradicts else None,
+            "warning": self.warning or None,
         }
 
 
@@ -98,8 +102,10 @@ def write(
     source: str = "user",
     tx: Transaction | None = None,
 ) -> WriteOutcome:
-    """Store `text` in the scope (steps 1-5 above); returns what was done."""
+    """Store `text` in the scope (steps 1-5 above); returns what was done, with a warning when
+    part of it degraded (`WriteOutcome.warning`, also `core.last_warning`)."""
     text = check_text(text, core.config.max_text_chars)
+    core.last_warning = ""
     if subject is not None:
         check_subject(subject)
     # The subject is written into the line too (subj=): it gets the same secret check.
@@ -158,7 +164,7 @@ def write(
 
             upd = core.update(core.path(row), set_entry(old.id, refresh), tx=tx)
             refreshed = (upd.result or old).evolve(layer=row.layer)
-            return WriteOutcome("duplicate", refreshed, (), sim)
+            return WriteOutcome("duplicate", refreshed, (), sim, warning=core.last_warning)
         olds = ((list(core.index.by_subject(core.scope, subj)) if subj else []) or also_ends) if not pending else []
         if subject is None and not pending:
             named = _named_old(core, text, {r.rowid for r in olds})
@@ -192,7 +198,7 @@ def write(
             upd = core.update(core.path(row), set_entry(row.entry().id, lambda e: e.evolve(valid_to=now, end=END_SUPERSEDED)), tx=tx)
             if upd.result is not None:
                 ended.append(upd.result.evolve(layer=row.layer))
-        return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against)
+        return WriteOutcome("superseded" if ended else "added", new.evolve(layer=layer), tuple(ended), contradicts=against, warning=core.last_warning)
 
 
 def _named_old(core: Core, text: str, have: set[int]) -> list[Row]:
