@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/startup.py [--runs 15] [--code NAME=SRC_DIR ...] [--report docs/benchmarks.md]
 
-Times whole processes, median of `--runs` after one warm-up, on a vault of 1,000 memories:
+Times whole processes, median of `--runs` after one warm-up, on a vault of 1,000 memories and
+a bilingual user's five personal facts (their subjects in Chinese and English):
 `memdream --version`, `recall` and `remember` in English and Chinese, `log`, `recall` with
 `MEMDREAM_EMBEDDER=use` (the vault's vectors made beforehand by `memdream index embed`, so the
 process pays the model's load and one query embedding), and `memdream serve` spawned until its
@@ -80,6 +81,9 @@ def seed(vault: Path, src: Path) -> None:
         "import sys\n"
         "from memdream.memory import open_memory\n"
         "m = open_memory(sys.argv[1])\n"
+        # A bilingual user's personal facts, with their subjects (所在地, 公司, phone, ...).
+        "for t in ('我住在西湖区', '我在字节上班', '我养了一只橘猫', 'My phone is a Pixel 7', 'I drive a Kia Niro'):\n"
+        "    m.remember(t)\n"
         "for i in range(1000):\n"
         "    m.remember(f'fact {i}: project {i % 37} uses port {8000 + i}' if i % 2 else f'第{i}条：周{i % 7}下午和团队{i % 13}开会，地点在{i % 5}号楼')\n"
         "m.close()\n"

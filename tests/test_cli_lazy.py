@@ -59,3 +59,31 @@ def test_a_chinese_recall_does_not_load_the_segmenter(tmp_path) -> None:  # type
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     # the snippets of past conversations (`memdream context`) by the raw layer's own words
     assert out == ["我每天早上喝一杯咖啡", "我每天早上喝一杯咖啡", "帮我整理一下明天的盘前简报要点", "False"]
+
+
+def test_an_english_remember_does_not_load_the_segmenter_for_chinese_memories(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A bilingual vault: memories with Chinese subjects (所在地, 宠物) must not make every English
+    `remember` load the segmenter to cut their words (about 0.1 s a new process). A line of the
+    home slot takes its subject, 所在地, into its own metadata, so indexing it needs the
+    segmenter; home is one slot in both languages."""
+    mem = open_memory(tmp_path / "v")
+    mem.remember("我住在西湖区")  # subject 所在地
+    mem.remember("我养了一只橘猫", subject="宠物")
+    mem.remember("My phone is a Pixel 7")
+    mem.remember("I live in Lisbon")  # supersedes 我住在西湖区, subject 所在地
+    mem.close()
+    probe = (
+        "import sys\n"
+        "from memdream.memory import open_memory\n"
+        f"m = open_memory({str(tmp_path / 'v')!r})\n"
+        "for text in ('The standup moved to Thursday', 'My phone is a Pixel 8 now', 'I live in Porto now', '我住在滨江区'):\n"
+        "    out = m.write(text)\n"
+        "    print(out.action, [e.text for e in out.superseded], 'rjieba' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == [
+        "added [] False",
+        "superseded ['My phone is a Pixel 7'] False",
+        "superseded ['I live in Lisbon'] True",
+        "superseded ['I live in Porto now'] True",
+    ]

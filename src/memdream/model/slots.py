@@ -14,10 +14,11 @@ names its main answer ("I mostly write Python", 我主要写 Java).
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from memdream.model import lazyre as re
-from memdream.model.script import has_latin
+from memdream.model.script import has_han_or_ext_a, has_latin
 from memdream.model.similarity import contradiction, is_duplicate, plain, plain_words, swapped_parts
 
 MAX_VALUE_WORDS = 6  # a text whose value takes more words than this is a story, not a slot value
@@ -92,6 +93,22 @@ SLOTS: tuple[SlotDef, ...] = (
     _slot("commute", r"commute|commuting|goes to work by|to work every day", r"通勤|上班的交通|坐[\u4e00-\u9fff]{1,4}上班", "commut work go goe take offic day 通勤 上班 坐"),
 )
 _BY_KEY = {s.key: s for s in SLOTS}
+# The runs `plain_words` gives the segmenter (model/wording._WORDS, after NFKC).
+_HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _han(text: str) -> bool:
+    """Would `plain_words` hand part of this text to the Chinese segmenter?"""
+    return not text.isascii() and has_han_or_ext_a(unicodedata.normalize("NFKC", text))
+
+
+def _han_word_in(text: str) -> bool:
+    """Is one of `plain_words(text)` Chinese, known without the segmenter? A character that is
+    no stop character and in no stop word is in a word of its own that neither list drops."""
+    from memdream.model.tokens import CJK_STOP_CHARS, CJK_STOPWORDS
+
+    stop = CJK_STOP_CHARS.union(*CJK_STOPWORDS)
+    return any(ch not in stop for run in _HAN_RUN.findall(unicodedata.normalize("NFKC", text)) for ch in run)
 
 
 @dataclass(frozen=True)
@@ -134,6 +151,20 @@ def _someone_else(text: str, start: int, key: str, cue: str = "I", own: frozense
 
 def slot_of(text: str) -> Slot | None:
     """The personal slot the text states and its value words, or None."""
+    found = _cue(text)
+    if found is None:
+        return None
+    s, m = found
+    if _someone_else(text, m.start(), s.key, m.group(0)):
+        return None
+    value = _value(text, s.frame)
+    if not value or len(value) > MAX_VALUE_WORDS:
+        return None
+    return Slot(s.key, value, s.multi and not _MAINLY.search(text))
+
+
+def _cue(text: str) -> tuple[SlotDef, re.Match[str]] | None:
+    """The first slot whose cue the text holds, and the match (the slot `slot_of` looks at)."""
     # An ASCII text can match only the English cue, a text without a Latin letter only the Chinese.
     en_only = text.isascii()
     zh_only = not en_only and not has_latin(text)
@@ -141,12 +172,7 @@ def slot_of(text: str) -> Slot | None:
         cue = s.cue_en if en_only else s.cue_zh if zh_only else s.cue
         m = cue.search(text) if cue is not None else None
         if m:
-            if _someone_else(text, m.start(), s.key, m.group(0)):
-                return None
-            value = _value(text, s.frame)
-            if not value or len(value) > MAX_VALUE_WORDS:
-                return None
-            return Slot(s.key, value, s.multi and not _MAINLY.search(text))
+            return s, m
     return None
 
 
@@ -161,6 +187,14 @@ def named_slot(text: str, subject: str, partial: bool = False) -> Slot | None:
     the subject's words are then the frame, the rest the value. `partial`: one of the
     subject's words is enough ("Football: cheers for Arsenal" for `football team`), used only
     to find a restatement (the same value), never a change."""
+    if _han(subject) and not _han(text):
+        # A text without Chinese holds none of the subject's Chinese words, so only its other
+        # words can count, and the segmenter is not loaded to cut the Chinese ones (about 0.1 s
+        # in a new process: an English `remember` in a vault holding a subject such as 所在地).
+        if partial:
+            subject = _HAN_RUN.sub(" ", unicodedata.normalize("NFKC", subject))
+        elif _han_word_in(subject):
+            return None  # every word of the subject must be in the text, and one is Chinese
     words = plain_words(subject)
     if not words or _someone_else(text, len(text), "subject", own=frozenset(words)):
         return None
@@ -206,10 +240,23 @@ def same_value(new: str, old: str, new_slot: Slot, old_slot: Slot) -> bool:
 def states_slot(new: str, new_slot: Slot | None, old: str, old_subject: str, partial: bool = False) -> Slot | None:
     """If `new` states the slot of the entry (`old`, `old_subject`), that slot as `new` gives it
     (`partial`: see `named_slot`)."""
+    if new_slot is None:  # only the subject can be named: the old line's slot matters only if it is
+        if not old_subject:
+            return None
+        named = named_slot(new, old_subject, partial)
+        if named is None:
+            return None  # (the old line's slot, and its words, are not needed: no segmenter for them)
+        return named if subject_slot(old, old_subject) is not None else None
+    if _han(old) and not _han(new) and not (old_subject and named_slot(new, old_subject, partial)):
+        # The old line's slot can only be new_slot's own, and only if its cue is new_slot's
+        # (its value words, which need the segmenter, are read only then).
+        found = _cue(old)
+        if found is None or found[0].key != new_slot.key:
+            return None
     old_slot = subject_slot(old, old_subject) if old_subject else slot_of(old)
     if old_slot is None:
         return None
-    if new_slot is not None and not old_slot.key.startswith("subject:"):
+    if not old_slot.key.startswith("subject:"):
         return new_slot if new_slot.key == old_slot.key else None
     return named_slot(new, old_subject, partial) if old_subject else None
 
