@@ -205,7 +205,7 @@ def main() -> None:
         "## Start-up: memdream as a new process (issue 21)",
         "",
         f"Measured {datetime.now():%Y-%m-%d} on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"median of {args.runs} processes after a warm-up, on a vault of 1,000 memories, keyword only unless `use` is named. {args.note}".rstrip(),
+        f"median of {args.runs} processes after a warm-up, on a vault of 1,000 memories and five personal facts with their subjects (in Chinese and English), keyword only unless `use` is named. {args.note}".rstrip(),
         "",
         f"Command: `python bench/startup.py --runs {args.runs}" + "".join(f" --code {c}" for c in args.code) + "`",
         "",
