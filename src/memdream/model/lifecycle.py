@@ -20,7 +20,7 @@ from memdream.model import lazyre as re
 from memdream.model.script import is_cjk
 from memdream.model.scoring import importance, last_touched
 from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, normal_bigrams, other_act, recombines
-from memdream.model.tokens import number_tokens
+from memdream.model.tokens import nfkc_number_tokens
 from memdream.model.wording import normalize
 
 PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
@@ -306,7 +306,7 @@ class _Bigrams:
         about 200 bytes per entry of the first dream's plan, the tuple 50-70)."""
         d = self.digits[i]
         if d is None:
-            d = self.digits[i] = tuple(number_tokens(unicodedata.normalize("NFKC", self.texts[i])))
+            d = self.digits[i] = tuple(nfkc_number_tokens(self.texts[i]))
         return d
 
     def norm(self, i: int) -> str:
