@@ -133,3 +133,40 @@ def test_find_all_finds_each_id_in_one_pass_as_find_does() -> None:
     wanted = {"aaa111", "bbb222", "ccc333", "zzz999"}
     assert doc.find_all(wanted) == {i: doc.find(i) for i in wanted if doc.find(i) >= 0} == {"aaa111": 2, "bbb222": 5}
     assert doc.find_all(set()) == {}
+
+
+def _quick_id_reference(line: str) -> str:
+    """quick_id as it read every line before its fast path: each token of the comment in turn."""
+    from memdream.store.format import META_CLOSE, META_OPEN, _unescape
+
+    rest = line.rstrip("\r")
+    if not rest.endswith(META_CLOSE):
+        return ""
+    at = rest.rfind(META_OPEN)
+    if at < 0:
+        return ""
+    for token in rest[at + len(META_OPEN) : -len(META_CLOSE)].split(";"):
+        key, _, value = token.partition("=")
+        if key.strip() == "id":
+            value = value.strip()
+            return _unescape(value) if "%" in value else value
+    return ""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["- ", "x", " ", "<!--m:", "id=", "id", "=", ";", "-->", "%3B", "%", "t=fact", " id =", "\r", "ab", "-", ">"]), max_size=12))
+def test_quick_id_reads_the_id_as_each_token_in_turn(pieces: list[str]) -> None:
+    """quick_id's fast path (the id as render_line writes it, first) gives what reading each token
+    of the comment in turn gives, for any line."""
+    from memdream.store.format import quick_id
+
+    line = "".join(pieces)
+    assert quick_id(line) == _quick_id_reference(line)
+
+
+def test_quick_id_of_rendered_lines() -> None:
+    from memdream.store.format import quick_id
+
+    for e in (Entry(text="a; b <!--m:id=fake-->", id="k3f9q2", type="fact"), Entry(text="x", id="a;b%c"), Entry(text="y")):
+        line = render_line(e)
+        assert quick_id(line) == _quick_id_reference(line) == e.id

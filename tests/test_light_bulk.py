@@ -15,6 +15,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -329,3 +330,64 @@ def test_number_tokens_are_the_digit_tokens_of_the_index(text: str) -> None:
     from memdream.model.tokens import number_tokens, tokens
 
     assert number_tokens(text) == {t for t in tokens(text) if t.isdigit()}
+
+
+def _nfkc_numeric_bmp_now() -> str:
+    """NFKC_NUMERIC_BMP recomputed from the running Python's unicodedata: every character of the
+    Basic Multilingual Plane whose NFKC form holds one `str.isdigit` counts, as the ranges of a
+    regex class."""
+    import unicodedata
+
+    ranges: list[list[int]] = []
+    for c in range(0x10000):
+        if any(ch.isdigit() for ch in unicodedata.normalize("NFKC", chr(c))):
+            if ranges and ranges[-1][1] == c - 1:
+                ranges[-1][1] = c
+            else:
+                ranges.append([c, c])
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
+def test_the_nfkc_numeric_class_is_every_character_nfkc_makes_a_digit_of() -> None:
+    """The class in model/tokens.py is recomputed here by scanning all of Unicode, so it cannot
+    drift from the running Python's unicodedata unnoticed; every character whose NFKC holds a
+    digit is in the test (beyond the BMP, every character is); and no digit is composed or
+    decomposed canonically (NFKC of a text makes a digit only from a character whose own NFKC
+    holds one), so a text holding none of them has no number after NFKC."""
+    import unicodedata
+
+    from memdream.model.tokens import _NFKC_NUMERIC, NFKC_NUMERIC_BMP, NFKC_NUMERIC_UNIDATA
+
+    if unicodedata.unidata_version != NFKC_NUMERIC_UNIDATA:  # the class is not used then (nfkc_number_tokens)
+        pytest.skip(f"Unicode {unicodedata.unidata_version}, the class is for {NFKC_NUMERIC_UNIDATA}")
+    now = _nfkc_numeric_bmp_now()
+    assert NFKC_NUMERIC_BMP == now, f"paste this into NFKC_NUMERIC_BMP (model/tokens.py):\n{now}"
+    for c in range(0x110000):
+        ch = chr(c)
+        if any(d.isdigit() for d in unicodedata.normalize("NFKC", ch)):
+            assert _NFKC_NUMERIC.search(ch), hex(c)
+        elif c < 0x10000:
+            assert not _NFKC_NUMERIC.search(ch), hex(c)
+        nfd = unicodedata.normalize("NFD", ch)
+        if nfd != ch:
+            assert not ch.isdigit() and not any(d.isdigit() for d in nfd), hex(c)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789０１②²٣½⑩㋀¹₃ⅷ𝟘 İiIaz'’́ 的茶喝5月3日第条,.!?")), max_size=40))
+def test_nfkc_number_tokens_are_the_number_tokens_of_the_nfkc_form(text: str) -> None:
+    """The near-duplicate prefilter's numbers (`nfkc_number_tokens`, which skips a text holding
+    no character NFKC makes a digit of) are `number_tokens` of the text's NFKC form."""
+    import unicodedata
+
+    from memdream.model.tokens import nfkc_number_tokens, number_tokens
+
+    assert nfkc_number_tokens(text) == number_tokens(unicodedata.normalize("NFKC", text))
+
+
+def test_nfkc_number_tokens_reads_every_kind_of_digit() -> None:
+    from memdream.model.tokens import nfkc_number_tokens
+
+    assert nfkc_number_tokens("tea at 5, room ١٢") == {"5", "١٢"}  # NFKC keeps Arabic-Indic digits
+    assert nfkc_number_tokens("½ cup, ⑩ people, ㋀ 第２条 x²") == {"1", "2", "10"}  # x² is the word x2
+    assert nfkc_number_tokens("no number here, 没有数字") == frozenset()

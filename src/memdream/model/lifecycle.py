@@ -20,7 +20,7 @@ from memdream.model import lazyre as re
 from memdream.model.script import is_cjk
 from memdream.model.scoring import importance, last_touched
 from memdream.model.similarity import DEDUP_THRESHOLD, bigrams, contradiction, new_content, normal_bigrams, other_act, recombines
-from memdream.model.tokens import number_tokens
+from memdream.model.tokens import nfkc_number_tokens
 from memdream.model.wording import normalize
 
 PROMOTE_HITS = 3  # a recall entry recalled this often has earned a place in the resident layer
@@ -188,12 +188,14 @@ def duplicates(candidates: Iterable[Candidate], df: Callable[[str], int], prefil
     ordered = sorted((c for c in candidates if not c.protected and c.id), key=_rank)
     every = {t for c in ordered for t in c.tokens}
     anchor_set = {t for t in every if _ANCHOR.match(t) and not (len(t) == 1 and is_cjk(t))}
-    # Rarest first, ties by the token itself: the same input always gives the same groups.
-    by_rank = sorted(anchor_set, key=lambda t: (df(t), t))
+    # Rarest first, ties by the token itself: the same input always gives the same groups (sorted
+    # by token, then stably by frequency: the order of (df, token) without a key tuple per token).
+    by_rank = sorted(anchor_set)
+    by_rank.sort(key=df)
     rank = {t: i for i, t in enumerate(by_rank)}
     # A tuple per entry, not a set: a set of ten strings takes about 700 bytes, its tuple 120.
     anchors_of = [tuple(anchor_set.intersection(c.tokens)) for c in ordered]
-    rarest_of = [by_rank[min(map(rank.__getitem__, a))] if a else "" for a in anchors_of]
+    rarest_of = [min(a, key=rank.__getitem__) if a else "" for a in anchors_of]
     looked_up = set(rarest_of)  # the only terms whose kept entries are ever looked up
     kept: dict[str, list[int]] = {}  # anchor term -> kept entries holding it
     by_rarest: dict[str, list[int]] = {}  # anchor term -> kept entries whose rarest anchor it is
@@ -306,7 +308,7 @@ class _Bigrams:
         about 200 bytes per entry of the first dream's plan, the tuple 50-70)."""
         d = self.digits[i]
         if d is None:
-            d = self.digits[i] = tuple(number_tokens(unicodedata.normalize("NFKC", self.texts[i])))
+            d = self.digits[i] = tuple(nfkc_number_tokens(self.texts[i]))
         return d
 
     def norm(self, i: int) -> str:

@@ -20,6 +20,7 @@ no segmenter, so a Chinese recall in a new process does not pay for loading one.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Collection
 from functools import lru_cache
 
@@ -138,12 +139,50 @@ def tokens(text: str, unigrams: bool = False) -> list[str]:
     return out
 
 
+# _RUN's runs that are not Chinese: the same runs as _RUN gives outside its Chinese ones (a
+# Chinese run ends exactly where one of these starts), and no character of a Chinese run is a
+# digit, so a number is always one of these
+_NON_CJK_RUN = re.compile(rf"[^\W_{_CJK}]+", re.UNICODE)
+
+
 def number_tokens(text: str) -> frozenset[str]:
     """The tokens of digits only that `tokens(text)` yields (a number is cut as a run of its
     own, never by the Chinese segmenter), without cutting the rest of the text."""
     if not any(ch.isdigit() for ch in text):
         return frozenset()
-    return frozenset(r for r in _RUN.findall(_uncontracted(text.lower())) if r.isdigit() and r not in EN_STOPWORDS)
+    return frozenset(r for r in _NON_CJK_RUN.findall(_uncontracted(text.lower())) if r.isdigit() and r not in EN_STOPWORDS)
+
+
+# Every character of the Basic Multilingual Plane whose NFKC form holds a digit (a character
+# `str.isdigit` counts: 0-9, and also ² ½ ⑩ ㋀ ١ or a full-width ２), as the ranges of a regex
+# class, in Unicode NFKC_NUMERIC_UNIDATA; a character beyond the BMP is taken as one without
+# looking (a class of them made the regex test each character range by range, ten times slower).
+# A text holding none of them has no number after NFKC: no digit is composed or decomposed
+# canonically, so NFKC makes a digit only from a character whose own NFKC holds one.
+# tests/test_light_bulk.py recomputes the class from the running Python's unicodedata; under
+# another Unicode version it is not used.
+NFKC_NUMERIC_UNIDATA = "14.0.0"
+NFKC_NUMERIC_BMP = (
+    r"\u0030-\u0039\u00b2-\u00b3\u00b9\u00bc-\u00be\u0660-\u0669\u06f0-\u06f9\u07c0-\u07c9"
+    r"\u0966-\u096f\u09e6-\u09ef\u0a66-\u0a6f\u0ae6-\u0aef\u0b66-\u0b6f\u0be6-\u0bef\u0c66-\u0c6f"
+    r"\u0ce6-\u0cef\u0d66-\u0d6f\u0de6-\u0def\u0e50-\u0e59\u0ed0-\u0ed9\u0f20-\u0f29\u1040-\u1049"
+    r"\u1090-\u1099\u1369-\u1371\u17e0-\u17e9\u1810-\u1819\u1946-\u194f\u19d0-\u19da\u1a80-\u1a89"
+    r"\u1a90-\u1a99\u1b50-\u1b59\u1bb0-\u1bb9\u1c40-\u1c49\u1c50-\u1c59\u2070\u2074-\u2079"
+    r"\u2080-\u2089\u2150-\u215f\u2189\u2460-\u249b\u24ea\u24f5-\u24fd\u24ff\u2776-\u277e\u2780-\u2788"
+    r"\u278a-\u2792\u3251-\u325f\u32b1-\u32cb\u3358-\u3370\u3378-\u3379\u339f-\u33a6\u33a8\u33af"
+    r"\u33e0-\u33fe\ua620-\ua629\ua8d0-\ua8d9\ua900-\ua909\ua9d0-\ua9d9\ua9f0-\ua9f9\uaa50-\uaa59"
+    r"\uabf0-\uabf9\uff10-\uff19"
+)
+_NFKC_NUMERIC = re.compile(rf"[{NFKC_NUMERIC_BMP}]|[\U00010000-\U0010ffff]")
+_NFKC_NUMERIC_HOLDS = unicodedata.unidata_version == NFKC_NUMERIC_UNIDATA
+
+
+def nfkc_number_tokens(text: str) -> frozenset[str]:
+    """`number_tokens` of the NFKC form of `text` (how `new_content` reads numbers), without
+    normalizing a text that holds no character NFKC makes a digit of (most texts)."""
+    if _NFKC_NUMERIC_HOLDS and not _NFKC_NUMERIC.search(text):
+        return frozenset()
+    return number_tokens(unicodedata.normalize("NFKC", text))
 
 
 def query_tokens(text: str) -> list[str]:

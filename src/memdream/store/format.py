@@ -178,7 +178,14 @@ def quick_id(line: str) -> str:
     at = rest.rfind(META_OPEN)
     if at < 0:
         return ""
-    for token in rest[at + len(META_OPEN) : -len(META_CLOSE)].split(";"):
+    key_at = at + len(META_OPEN)
+    if rest.startswith("id=", key_at):  # as render_line writes it, id first: its token alone is cut out
+        end = rest.find(";", key_at)
+        if end < 0:
+            end = len(rest) - len(META_CLOSE)
+        value = rest[key_at + 3 : end].strip()
+        return _unescape(value) if "%" in value else value
+    for token in rest[key_at : -len(META_CLOSE)].split(";"):
         key, _, value = token.partition("=")
         if key.strip() == "id":
             value = value.strip()
@@ -309,7 +316,10 @@ class Document:
         if not entry_ids:
             return out
         for i, ln in enumerate(self.lines):
-            eid = quick_id(ln.raw) if ln.is_entry else ""
+            raw = ln.raw
+            if len(raw) < 2 or raw[0] not in BULLETS or raw[1] != " ":  # not an entry line (is_entry_line)
+                continue
+            eid = quick_id(raw)
             if eid in entry_ids and eid not in out and ln.entry is not None and ln.entry.id == eid:
                 out[eid] = i
         return out
