@@ -287,6 +287,35 @@ def test_a_day_the_query_names_finds_what_was_said_that_day(any_mem, clock) -> N
     assert mem.recall("What did I get at the market the day before yesterday?", k=1)[0].entry.id == said[2][1].id
 
 
+def test_a_memory_that_writes_out_the_named_day_holds_it_too(any_mem, clock) -> None:
+    """A day the query names leaves the query's words for the memories said on it; a memory
+    that writes that day out ("arrives on July 3", 7月3日) holds the day as well, or it would be
+    left without the very words that matched. A date without a year is the one nearest the day
+    the memory was said; another day, or the same date in another year, holds nothing."""
+    mem = any_mem
+    base = clock.now()
+    clock.set(base.replace(year=2023, month=6, day=20, hour=9))
+    old = mem.remember("The parcel with the tea set arrives on July 3", type="fact")  # July 3, 2023
+    clock.set(base.replace(year=2025, month=6, day=28, hour=9))
+    parcel = mem.remember("The parcel with the espresso beans arrives on July 3", type="fact")
+    dentist = mem.remember("The dentist appointment is on July 9", type="fact")
+    kuaidi = mem.remember("买的咖啡豆7月3日到", type="fact")
+    clock.set(base.replace(year=2025, month=7, day=3, hour=12))
+    chatter = [mem.remember(t, type="fact") for t in ("Lunch was fine today", "The weather is warm", "今天天气不错", "Finished the report")]
+    clock.set(base.replace(year=2025, month=7, day=20, hour=9))
+    top = mem.recall("What arrives on 3 July?", k=10)
+    ids = [h.entry.id for h in top]
+    assert ids[0] == parcel.id and top[0].trace.day == "2025-07-03" and top[0].trace.day_written, [h.text for h in top]
+    assert dentist.id not in ids[:2] and ids.index(old.id) > ids.index(parcel.id)
+    assert next(h for h in top if h.entry.id == old.id).trace.day is None  # July 3, 2023: another day
+    said = [h for h in top if h.entry.id in {c.id for c in chatter}]
+    assert said and all(h.trace.day == "2025-07-03" and not h.trace.day_written for h in said)
+    zh = mem.recall("7月3日到的咖啡", k=3)
+    assert zh[0].entry.id == kuaidi.id and zh[0].trace.day == "2025-07-03" and zh[0].trace.day_written, [h.text for h in zh]
+    # --json (and --explain) say which: written out, or said on the day.
+    assert top[0].to_json()["trace"]["day_written"] is True and said[0].to_json()["trace"]["day_written"] is False
+
+
 def test_one_and_two_character_chinese_queries(any_mem) -> None:
     mem = any_mem
     mem.remember("我喜欢喝龙井茶")

@@ -34,7 +34,7 @@ def recall(query: str, k: int, as_of: str | None, explain: bool, vault: str | No
             t = h.trace
             cos = f", cosine {t.cosine:.2f} -> dense {t.dense or 0.0:.2f}" if t.cosine is not None else ""
             near = f"; said next to {t.near}, which matched: at least {t.context:.2f}" if t.context is not None else ""
-            near += f"; said on {t.day}, the day the query names" if t.day else ""
+            near += (f"; it writes out {t.day}, the day the query names" if t.day_written else f"; said on {t.day}, the day the query names") if t.day else ""
             near += f"; it ends asking: {QUESTION_SHARE:g} x its match {t.asked:.2f}" if t.asked is not None else ""
             click.echo(
                 f"       = relevance {t.relevance:.2f} ({t.fusion}: keyword {t.bm25:.2f}{cos}{near})"

@@ -94,25 +94,45 @@ def query_dates(text: str, now: datetime) -> list[date]:
     return list(dict.fromkeys(d for d, _ in named_days(text, now)))
 
 
-def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
-    """Each calendar day `text` names, with the span of the words that name it, in order."""
-    today = now.date()
-    found: list[tuple[tuple[int, int], date]] = []
+def _calendar(text: str) -> list[tuple[tuple[int, int], int | None, int | None, int | None]]:
+    """Each calendar date the text writes out: (span, year or None, month, day), unchecked."""
+    found: list[tuple[tuple[int, int], int | None, int | None, int | None]] = []
     for rx in _EN:
         for m in rx.finditer(text):
             if m["mon"] == "may" and not m["year"]:
                 continue  # "5 may be", "may 3 of us": the verb, not the month
-            d = _day(int(m["year"]) if m["year"] else None, _month(m["mon"]), int(m["day"]), today)
-            if d:
-                found.append((m.span(), d))
+            found.append((m.span(), int(m["year"]) if m["year"] else None, _month(m["mon"]), int(m["day"])))
     for m in _ISO.finditer(text):
-        d = _day(int(m["year"]), int(m["mon"]), int(m["day"]), today)
-        if d:
-            found.append((m.span(), d))
+        found.append((m.span(), int(m["year"]), int(m["mon"]), int(m["day"])))
     for m in _ZH.finditer(text):
-        d = _day(_zh_year(m["year"]), _zh_number(m["mon"]), _zh_number(m["day"]), today)
+        found.append((m.span(), _zh_year(m["year"]), _zh_number(m["mon"]), _zh_number(m["day"])))
+    return found
+
+
+def names_day(text: str, day: date, said: date) -> bool:
+    """Does `text`, said on `said`, write out the calendar date `day`? A date without a year is
+    the one nearest the day it was said ("the parcel arrives on July 3", said on 28 June 2025:
+    3 July 2025; said in March 2023: 3 July 2023)."""
+    for _, year, month, d in _calendar(text):
+        if month != day.month or d != day.day:
+            continue
+        if year is None:
+            near = [c for y in (said.year - 1, said.year, said.year + 1) if (c := _day(y, month, d, date.max))]
+            if near and min(near, key=lambda c: abs((c - said).days)).year == day.year:
+                return True
+        elif year == day.year:
+            return True
+    return False
+
+
+def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
+    """Each calendar day `text` names, with the span of the words that name it, in order."""
+    today = now.date()
+    found: list[tuple[tuple[int, int], date]] = []
+    for span, year, month, day in _calendar(text):
+        d = _day(year, month, day, today)
         if d:
-            found.append((m.span(), d))
+            found.append((span, d))
     for m in _RELATIVE.finditer(text):
         found.append((m.span(), today - timedelta(days=_BACK[m[0].lower()])))
     out: list[tuple[date, tuple[int, int]]] = []

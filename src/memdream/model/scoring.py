@@ -112,6 +112,7 @@ class Trace:
     context: float | None = None  # the floor a neighbouring match gave relevance, when it raised it
     near: str | None = None  # the id of that neighbour
     day: str | None = None  # the day the query names that this memory was said on (its idf is in bm25)
+    day_written: bool = False  # ... not said on it: its text writes that day out ("arrives on July 3")
     asked: float | None = None  # a memory that ends asking: its whole match (relevance is QUESTION_SHARE of it)
     past: bool = False  # the query asks about the past: recency does not lift (`asks_about_past`)
     now: bool = False  # the query asks about now: the lift is LIFT_NOW (`query_tense`)
@@ -155,6 +156,7 @@ class Trace:
             "context": None if self.context is None else round(self.context, 4),
             "near": self.near,
             "day": self.day,
+            "day_written": self.day_written,
             "asked": None if self.asked is None else round(self.asked, 4),
             "past": self.past,
             "now": self.now,

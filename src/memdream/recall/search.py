@@ -13,7 +13,7 @@ from datetime import datetime, time, timedelta
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.dates import named_days, names_past_span
+from memdream.model.dates import named_days, names_day, names_past_span
 from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, QUESTION_SHARE, Trace, asks, attainable_bm25, blend, bm25, dense_relevance, idf, keyword_relevance, lift_for, query_tense, query_weights, score_parts
 from memdream.store.vault import Scope
 
@@ -85,7 +85,11 @@ def recall(
     # memory said that day, with the idf of how many were (model/dates.py). Its words stand for
     # the day, not for themselves: they leave the query's terms (5, 月, 6, 号 would match any
     # memory holding a 5 or a 月) and the day weighs as many terms as they were.
+    # A memory that writes the day out ("the parcel arrives on July 3") is about that day as
+    # much as one said on it: it holds the day too (`naming`), or taking the day's words out of
+    # the query would leave it without the very words that matched.
     days: list[tuple[str, float, float, float]] = []  # (day, start, end, weighted idf)
+    naming: dict[int, str] = {}  # rowid -> the day its text writes out
     named = named_days(query, as_of or now)[:MAX_QUERY_DAYS]
     terms_text = query
     tz = (as_of or now).tzinfo
@@ -94,10 +98,15 @@ def recall(
         end = datetime.combine(d + timedelta(days=1), time(0), tzinfo=tz).timestamp()
         said, on_day = index.created_between(scope, layers, start, end, DAY_CANDIDATES)
         if said:
-            days.append((d.isoformat(), start, end, max(1, len(index.query_terms(query[a:b]))) * idf(said, n_docs)))
+            day_terms = index.query_terms(query[a:b])
+            days.append((d.isoformat(), start, end, max(1, len(day_terms)) * idf(said, n_docs)))
             terms_text = terms_text[:a] + " " + terms_text[b:]
             for row in on_day:
                 rows[row.rowid] = (row, None)  # BM25 computed below
+            for row, _ in index.keyword_candidates(scope, query[a:b], DAY_CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, terms=day_terms):
+                if row.ca is not None and names_day(row.line.split("<!--", 1)[0], d, datetime.fromtimestamp(row.ca, tz).date()):
+                    naming.setdefault(row.rowid, d.isoformat())
+                    rows.setdefault(row.rowid, (row, None))
     # A question about the past, or about a day, a month or a year before today: recency does
     # not lift; one about now: recency lifts as much as it can (scoring.query_tense, LIFT_NOW).
     tense = query_tense(query)
@@ -141,7 +150,8 @@ def recall(
     attainable = attainable_bm25([t for t in terms if df.get(t)], df, n_docs, weights) + sum(w for *_, w in days)
 
     def on_days(row: Row) -> tuple[str | None, float]:
-        hit = [(day, w) for day, start, end, w in days if row.ca is not None and start <= row.ca < end]
+        named_here = naming.get(row.rowid)
+        hit = [(day, w) for day, start, end, w in days if (row.ca is not None and start <= row.ca < end) or day == named_here]
         return (hit[0][0] if hit else None), sum(w for _, w in hit)
 
     def score_all(pairs: list[tuple[Row, float | None]]) -> list[_Scored]:
@@ -182,7 +192,10 @@ def recall(
             t = t.asking()
         if x.near is not None:
             t = t.with_context(x.relevance, x.near)
-        return replace(t, day=x.day) if x.day else t
+        if not x.day:
+            return t
+        said = any(day == x.day and x.row.ca is not None and start <= x.row.ca < end for day, start, end, _ in days)
+        return replace(t, day=x.day, day_written=not said)
 
     scored = score_all(valid)
     scored = _with_context(index, scope, scored, layers, is_valid, score_all, min(CONTEXT_SOURCES_MAX, max(CONTEXT_SOURCES, 2 * k)))
