@@ -125,6 +125,14 @@ def names_day(text: str, day: date, said: date) -> bool:
     return False
 
 
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+
+
+def day_spellings(day: date) -> tuple[str, ...]:
+    """The usual ways to write `day` out: "July 3", 7月3日, 2025-07-03 (what `names_day` reads)."""
+    return (f"{_MONTH_NAMES[day.month - 1]} {day.day}", f"{day.month}月{day.day}日", day.isoformat())
+
+
 def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
     """Each calendar day `text` names, with the span of the words that name it, in order."""
     today = now.date()

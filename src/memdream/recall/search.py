@@ -13,7 +13,7 @@ from datetime import datetime, time, timedelta
 
 from memdream.index.db import Index, Row
 from memdream.model.entry import ARCHIVE, RECALL, RESIDENT, Entry  # noqa: F401 (Entry: Hit's type)
-from memdream.model.dates import named_days, names_day, names_past_span
+from memdream.model.dates import day_spellings, named_days, names_day, names_past_span
 from memdream.model.scoring import CONVERSATION_GAP, DEFAULT_COSINE_WEIGHT, NEIGHBOUR_SHARE, NEXT_TURNS, QUESTION_SHARE, Trace, asks, attainable_bm25, blend, bm25, dense_relevance, idf, keyword_relevance, lift_for, query_tense, query_weights, score_parts
 from memdream.store.vault import Scope
 
@@ -103,9 +103,17 @@ def recall(
             terms_text = terms_text[:a] + " " + terms_text[b:]
             for row in on_day:
                 rows[row.rowid] = (row, None)  # BM25 computed below
-            for row, _ in index.keyword_candidates(scope, query[a:b], DAY_CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, terms=day_terms):
-                if row.ca is not None and names_day(row.line.split("<!--", 1)[0], d, datetime.fromtimestamp(row.ca, tz).date()):
-                    naming.setdefault(row.rowid, d.isoformat())
+            # The day as the query writes it, then in the other ways a memory may ("3 July" finds
+            # 7月3日 and 2025-07-03): the memories holding most of its words are read.
+            others = [t for t in dict.fromkeys(index.query_terms(" ".join(day_spellings(d)))) if t not in day_terms]
+            found = [
+                hit
+                for words in (day_terms, others) if words
+                for hit in index.keyword_candidates(scope, "", DAY_CANDIDATES, layers=layers, current_only=as_of is None, postings=postings, terms=words)
+            ]
+            for row, _ in found:
+                if row.rowid not in naming and row.ca is not None and names_day(row.line.split("<!--", 1)[0], d, datetime.fromtimestamp(row.ca, tz).date()):
+                    naming[row.rowid] = d.isoformat()
                     rows.setdefault(row.rowid, (row, None))
     # A question about the past, or about a day, a month or a year before today: recency does
     # not lift; one about now: recency lifts as much as it can (scoring.query_tense, LIFT_NOW).
