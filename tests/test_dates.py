@@ -3,11 +3,11 @@ year is the last such day on or before the query's time."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from memdream.model.dates import named_days, names_past_span, query_dates
+from memdream.model.dates import day_spellings, named_days, names_day, names_past_span, query_dates
 
 NOW = datetime(2023, 5, 10, 12, 0, tzinfo=timezone.utc)
 
@@ -68,3 +68,15 @@ def test_named_days_give_the_words_that_name_them() -> None:
 )
 def test_names_past_span(text: str, past: bool) -> None:
     assert names_past_span(text, NOW) is past
+
+
+def test_every_spelling_of_a_day_is_read_back_as_that_day() -> None:
+    """Recall looks a named day up by its usual spellings (July 3, 7月3日, 七月三日, 2025-07-03):
+    each must be read back as that very day, every day of a leap year, and as no other."""
+    day = date(2024, 1, 1)
+    while day.year == 2024:
+        for text in day_spellings(day):
+            assert names_day(f"the parcel arrives {text}", day, day), (day, text)
+            assert not names_day(f"the parcel arrives {text}", day + timedelta(days=1), day), (day, text)
+        day += timedelta(days=1)
+    assert day_spellings(date(2025, 12, 26)) == ("December 26", "12月26日", "十二月二十六日", "2025-12-26")

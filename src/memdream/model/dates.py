@@ -128,9 +128,21 @@ def names_day(text: str, day: date, said: date) -> bool:
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
 
 
+def _zh_numeral(n: int) -> str:
+    """1-31 in Chinese numerals: 三, 十二, 二十六 (as `_zh_number` reads them)."""
+    digits = "〇一二三四五六七八九"
+    tens, ones = divmod(n, 10)
+    return (("" if tens == 1 else digits[tens]) + "十" if tens else "") + (digits[ones] if ones else "")
+
+
 def day_spellings(day: date) -> tuple[str, ...]:
-    """The usual ways to write `day` out: "July 3", 7月3日, 2025-07-03 (what `names_day` reads)."""
-    return (f"{_MONTH_NAMES[day.month - 1]} {day.day}", f"{day.month}月{day.day}日", day.isoformat())
+    """The usual ways to write `day` out: "July 3", 7月3日, 七月三日, 2025-07-03 (what `names_day` reads)."""
+    return (
+        f"{_MONTH_NAMES[day.month - 1]} {day.day}",
+        f"{day.month}月{day.day}日",
+        f"{_zh_numeral(day.month)}月{_zh_numeral(day.day)}日",
+        day.isoformat(),
+    )
 
 
 def named_days(text: str, now: datetime) -> list[tuple[date, tuple[int, int]]]:
