@@ -29,7 +29,9 @@ def render() -> str:
     parts = [
         "# memdream command reference\n",
         "Generated from each command's `--help` by `scripts/gen_cli_docs.py`; a test keeps it in step with the code.\n",
-        "Exit codes: 0 ok; 1 refused input, not found, or problems found (`doctor`); 2 usage error.\n",
+        "Exit codes: 0 ok; 1 refused input, not found, or problems found (`doctor`); 2 usage error. "
+        "A command that did its work with a part unavailable (`recall` or `remember` with the embedder or the model "
+        "unreachable) exits 0 and says so on stderr (`warning: ...`; `warning` in `--json`).\n",
         "Shell completion: `eval \"$(_MEMDREAM_COMPLETE=bash_source memdream)\"` in ~/.bashrc "
         "(`zsh_source` in ~/.zshrc; `_MEMDREAM_COMPLETE=fish_source memdream > ~/.config/fish/completions/memdream.fish`).\n",
     ]
