@@ -34,7 +34,8 @@ _EN = [
 _ISO = re.compile(r"\b(?P<year>\d{4})-(?P<mon>\d{1,2})-(?P<day>\d{1,2})\b")
 _ZH_NUM = r"[0-9０-９]{1,2}|[一二三四五六七八九十两〇零]{1,3}"
 _ZH = re.compile(rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*)?(?P<mon>{_ZH_NUM})\s*月\s*(?P<day>{_ZH_NUM})\s*[日号號]")
-_ZH_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+_ZH_DIGIT_CHARS = "〇一二三四五六七八九"
+_ZH_DIGITS = {c: i for i, c in enumerate(_ZH_DIGIT_CHARS)} | {"零": 0, "两": 2}
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
 # Days named from the query's own day: how many days back.
 _RELATIVE = re.compile(r"大前天|前天|昨天|昨日|今天|今日|\bthe day before yesterday\b|\byesterday\b|\btoday\b", re.IGNORECASE)
@@ -130,9 +131,8 @@ _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", 
 
 def _zh_numeral(n: int) -> str:
     """1-31 in Chinese numerals: 三, 十二, 二十六 (as `_zh_number` reads them)."""
-    digits = "〇一二三四五六七八九"
     tens, ones = divmod(n, 10)
-    return (("" if tens == 1 else digits[tens]) + "十" if tens else "") + (digits[ones] if ones else "")
+    return (("" if tens == 1 else _ZH_DIGIT_CHARS[tens]) + "十" if tens else "") + (_ZH_DIGIT_CHARS[ones] if ones else "")
 
 
 def day_spellings(day: date) -> tuple[str, ...]:

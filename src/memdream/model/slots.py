@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memdream.model import lazyre as re
 from memdream.model.script import has_han_or_ext_a, has_latin
@@ -102,12 +103,18 @@ def _han(text: str) -> bool:
     return not text.isascii() and has_han_or_ext_a(unicodedata.normalize("NFKC", text))
 
 
+@lru_cache(maxsize=1)
+def _stop_chars() -> frozenset[str]:
+    """Every character of a Chinese stop character or stop word (made once, on first need)."""
+    from memdream.model.tokens import CJK_STOP_CHARS, CJK_STOPWORDS
+
+    return CJK_STOP_CHARS.union(*CJK_STOPWORDS)
+
+
 def _han_word_in(text: str) -> bool:
     """Is one of `plain_words(text)` Chinese, known without the segmenter? A character that is
     no stop character and in no stop word is in a word of its own that neither list drops."""
-    from memdream.model.tokens import CJK_STOP_CHARS, CJK_STOPWORDS
-
-    stop = CJK_STOP_CHARS.union(*CJK_STOPWORDS)
+    stop = _stop_chars()
     return any(ch not in stop for run in _HAN_RUN.findall(unicodedata.normalize("NFKC", text)) for ch in run)
 
 
